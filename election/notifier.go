@@ -80,7 +80,7 @@ func (n *Notifier) Update(s Status) {
 // when Run returns. A leader status is recorded as a follower.
 func (n *Notifier) Stop(s Status) {
 	if s.Role == Leader {
-		s.Role = Follower
+		s.Role, s.Leader = Follower, LeaderInfo{} // a stepped-down node must not name itself leader
 	}
 	n.Update(s)
 }
