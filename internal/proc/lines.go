@@ -1,0 +1,40 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strings"
+)
+
+// MaxLineBytes is the longest line delivered in one piece; longer lines are
+// delivered in pieces of this size, marked partial, so no output is lost and
+// memory stays bounded.
+const MaxLineBytes = 64 * 1024
+
+// readLines delivers r's content line by line to onLine until EOF or a read
+// error (a closed pipe).
+func readLines(r io.Reader, stream Stream, onLine func(Stream, string, bool)) {
+	br := bufio.NewReaderSize(r, MaxLineBytes)
+	for {
+		b, err := br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			emit(onLine, stream, strings.TrimSuffix(string(b[:len(b)-1]), "\r"), false)
+		case errors.Is(err, bufio.ErrBufferFull):
+			emit(onLine, stream, string(b), true)
+		default:
+			// EOF or closed pipe: a last line without newline still counts.
+			if len(b) > 0 {
+				emit(onLine, stream, string(b), false)
+			}
+			return
+		}
+	}
+}
+
+func emit(onLine func(Stream, string, bool), s Stream, line string, partial bool) {
+	if onLine != nil {
+		onLine(s, line, partial)
+	}
+}

@@ -1,0 +1,173 @@
+package proc
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain makes the test binary a child subreaper, so grandchildren that
+// lose their parent are reparented here and a test can wait for them.
+func TestMain(m *testing.M) {
+	const prSetChildSubreaper = 36
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+		panic("prctl: " + e.Error())
+	}
+	os.Exit(m.Run())
+}
+
+type lines struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *lines) add(s Stream, line string, partial bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := ""
+	if partial {
+		p = "+"
+	}
+	l.got = append(l.got, string(s)+":"+line+p)
+}
+
+func (l *lines) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.got...)
+}
+
+func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
+
+func TestRunExitAndOutput(t *testing.T) {
+	long := strings.Repeat("x", MaxLineBytes+10)
+	tests := []struct {
+		name     string
+		argv     []string
+		env      []string
+		wantCode int
+		wantOut  []string
+	}{
+		{"ok", sh("echo hello; echo oops >&2"), nil, 0, []string{"stdout:hello", "stderr:oops"}},
+		{"exit code", sh("exit 3"), nil, 3, nil},
+		{"no trailing newline", sh("printf 'a\\nb'"), nil, 0, []string{"stdout:a", "stdout:b"}},
+		{"env", sh("echo $FOO"), []string{"FOO=bar"}, 0, []string{"stdout:bar"}},
+		{"long line split", sh("printf '%s\\n' " + long), nil, 0,
+			[]string{"stdout:" + long[:MaxLineBytes] + "+", "stdout:" + long[MaxLineBytes:]}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var l lines
+			res := Run(context.Background(), Spec{Argv: tt.argv, Env: tt.env, OnLine: l.add})
+			require.NoError(t, res.Err)
+			assert.Equal(t, tt.wantCode, res.ExitCode)
+			assert.Equal(t, tt.wantCode == 0, res.OK())
+			assert.False(t, res.Stopped)
+			got := l.all()
+			// stdout and stderr are read concurrently; compare per stream.
+			assert.ElementsMatch(t, tt.wantOut, got)
+		})
+	}
+}
+
+func TestRunStartError(t *testing.T) {
+	res := Run(context.Background(), Spec{Argv: []string{"/nonexistent/lanleader-test"}})
+	require.Error(t, res.Err)
+	assert.Contains(t, res.Err.Error(), "/nonexistent/lanleader-test")
+	assert.Equal(t, -1, res.ExitCode)
+	assert.False(t, res.OK())
+
+	res = Run(context.Background(), Spec{})
+	require.Error(t, res.Err)
+}
+
+// waitGone blocks until pid (a grandchild reparented to this subreaper) has
+// exited, failing the test if that takes unreasonably long.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "wait for grandchild %d", pid)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("grandchild %d still running", pid)
+	}
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	return pid
+}
+
+// startedLine returns an OnLine func that closes ch on the first "started".
+func startedLine(ch chan struct{}) func(Stream, string, bool) {
+	var once sync.Once
+	return func(_ Stream, line string, _ bool) {
+		if line == "started" {
+			once.Do(func() { close(ch) })
+		}
+	}
+}
+
+func TestRunStopKillsGroup(t *testing.T) {
+	tests := []struct {
+		name       string
+		script     string
+		wantKilled bool
+	}{
+		// sh waits for its child; SIGTERM to the group ends both.
+		{"term", "sleep 300 & echo $! > %s; echo started; wait", false},
+		// The shell ignores SIGTERM, so only SIGKILL after the grace ends it.
+		{"kill after grace", "trap '' TERM; sleep 300 & echo $! > %s; echo started; wait; wait", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			started := make(chan struct{})
+			ctx, cancel := context.WithCancel(context.Background())
+			resc := make(chan Result, 1)
+			go func() {
+				resc <- Run(ctx, Spec{
+					Argv:      sh(strings.Replace(tt.script, "%s", pidFile, 1)),
+					KillGrace: 100 * time.Millisecond,
+					OnLine:    startedLine(started),
+				})
+			}()
+			<-started
+			grandchild := readPid(t, pidFile)
+			cancel()
+			res := <-resc
+			assert.True(t, res.Stopped)
+			assert.Equal(t, tt.wantKilled, res.Killed)
+			assert.False(t, res.OK())
+			assert.NotZero(t, res.Signal, "main process ended by a signal: %s", res)
+			waitGone(t, grandchild)
+		})
+	}
+}
+
+func TestRunExitKillsLeftovers(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	res := Run(context.Background(), Spec{Argv: sh("sleep 300 & echo $! > " + pidFile)})
+	require.NoError(t, res.Err)
+	assert.Equal(t, 0, res.ExitCode)
+	waitGone(t, readPid(t, pidFile))
+}
