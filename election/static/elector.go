@@ -25,6 +25,8 @@ type Elector struct {
 
 	mu      sync.Mutex
 	started bool
+	// joined is set once Run has reported the role.
+	joined bool
 	// n reports and holds the status once Run has started; nil before.
 	n *election.Notifier
 }
@@ -109,6 +111,10 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 		})
 	}
 
+	e.mu.Lock()
+	e.joined = true
+	e.mu.Unlock()
+
 	<-ctx.Done()
 	final := n.Status()
 	if final.Role == election.Leader {
@@ -117,6 +123,13 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	}
 	n.Stop(final)
 	return nil
+}
+
+// Joined reports whether Run has reported this node's role (readiness).
+func (e *Elector) Joined() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.joined
 }
 
 // Status returns this node's view: before Run a follower that knows no

@@ -270,6 +270,7 @@ func TestRun(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, election.Status{Node: "nas", Role: election.Follower}, e.Status(),
 					"before Run: a follower that knows no leader")
+				assert.False(t, e.Joined())
 
 				rec := &recorder{}
 				ctx, cancel := context.WithCancel(context.Background())
@@ -280,6 +281,7 @@ func TestRun(t *testing.T) {
 				assert.Equal(t, tt.runEvents, rec.events)
 				assert.Equal(t, tt.whileRun, noSince(e.Status()))
 				assert.False(t, e.Status().Since.IsZero(), "Since set once the role is known")
+				assert.True(t, e.Joined())
 				select {
 				case err := <-done:
 					t.Fatalf("Run returned %v before ctx was done", err)
