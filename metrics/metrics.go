@@ -1,0 +1,109 @@
+package metrics
+
+import (
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Namespace prefixes every lanleader metric name.
+const Namespace = "lanleader"
+
+// JobDurationBuckets are the upper bounds, in seconds, of the job duration
+// histogram: jobs range from sub-second hooks to multi-hour backups.
+var JobDurationBuckets = []float64{0.1, 0.5, 1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 14400}
+
+// Metrics is the set of lanleader metrics. Its methods are safe for
+// concurrent use. Create it with New.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	isLeader      prometheus.Gauge
+	hasLeader     prometheus.Gauge
+	term          prometheus.Gauge
+	leaderChanges prometheus.Counter
+	packets       *prometheus.CounterVec
+	jobRuns       *prometheus.CounterVec
+	jobDuration   *prometheus.HistogramVec
+}
+
+// New returns Metrics registered on a new registry, with
+// lanleader_build_info set for version, plus the Go runtime and process
+// collectors.
+func New(version string) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		isLeader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "is_leader",
+			Help: "1 while this node leads (its jobs may run), 0 otherwise.",
+		}),
+		hasLeader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "has_leader",
+			Help: "1 while this node knows a leader (itself or another node), 0 otherwise.",
+		}),
+		term: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "term",
+			Help: "Highest election term (fencing token) this node has seen a leader under.",
+		}),
+		leaderChanges: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "leader_changes_total",
+			Help: "Times this node learned of a new leader (a different node or a new term).",
+		}),
+		packets: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "packets_received_total",
+			Help: "Election packets received, by message type and outcome (ok, bad_mac, unsigned, replay, malformed, other_cluster, ...).",
+		}, []string{"type", "result"}),
+		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "job_runs_total",
+			Help: "Finished job runs on this node, by job and result.",
+		}, []string{"job", "result"}),
+		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "job_duration_seconds",
+			Help:    "Wall-clock duration of finished job runs, by job.",
+			Buckets: JobDurationBuckets,
+		}, []string{"job"}),
+	}
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "build_info",
+		Help: "Always 1; the labels say which lanleader build runs.",
+	}, []string{"version", "goversion"})
+	buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+
+	m.reg.MustRegister(
+		m.isLeader, m.hasLeader, m.term, m.leaderChanges,
+		m.packets, m.jobRuns, m.jobDuration, buildInfo,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// Registry returns the registry holding every lanleader metric, for
+// serving or for registering an embedding program's own metrics.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// PacketReceived counts one received election packet. typ is the message
+// type's name (protocol.Type.String()), result what became of it: "ok" if
+// accepted, else why it was dropped ("bad_mac", "unsigned", "replay",
+// "malformed", "other_cluster", ...). Both come from small fixed sets;
+// never pass data from the packet itself.
+func (m *Metrics) PacketReceived(typ, result string) {
+	m.packets.WithLabelValues(typ, result).Inc()
+}
+
+// JobFinished records one finished run of job: its result as the job
+// runner names it (e.g. "ok", "failed", "timeout", "cancelled") and how
+// long it ran.
+func (m *Metrics) JobFinished(job, result string, d time.Duration) {
+	m.jobRuns.WithLabelValues(job, result).Inc()
+	m.jobDuration.WithLabelValues(job).Observe(d.Seconds())
+}
