@@ -1,0 +1,10 @@
+// Package config loads lanleader's YAML config file (election settings,
+// jobs, notify hooks) strictly: unknown keys, wrong types, bad schedules and
+// duplicate job names are errors, and every error names the file, the line,
+// the key path and the reason, e.g.
+//
+//	demo.yaml:12: jobs[1].schedule: "61 * * * *": end of range (61) above maximum (59): 61
+//
+// The election section is only decoded and type-checked here; the CLI merges
+// it with its flags and validates the semantics.
+package config

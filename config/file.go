@@ -1,0 +1,66 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/lanleader/lanleader/hooks"
+	"github.com/lanleader/lanleader/jobs"
+)
+
+// File is a decoded, validated config file.
+type File struct {
+	// Path is the name the file was loaded under, as used in errors.
+	Path string
+	// Election holds the election: settings; zero fields were not set.
+	Election Election
+	// Jobs are the jobs, validated (schedules parse, names unique).
+	Jobs []jobs.Spec
+	// Hooks are the notify hooks; zero Commands are not set.
+	Hooks hooks.Config
+
+	// lines maps key paths ("election.priority", "jobs[1].schedule") to
+	// the line of their value.
+	lines map[string]int
+}
+
+// Election is the election: section. Fields left zero (nil for pointers)
+// were not in the file; the CLI fills them from flags or defaults.
+type Election struct {
+	Mode       string        // static | env | udp
+	NodeID     string        // this node's id (default: hostname)
+	Leader     string        // static mode: the leader's name or address
+	EnvVar     string        // env mode: the variable to read
+	Cluster    string        // udp mode: cluster name
+	Bind       string        // udp mode: address or go-sockaddr template
+	Port       int           // udp mode: UDP port
+	Peers      []string      // udp mode: unicast peers instead of broadcast
+	Priority   *int          // udp mode: higher wins ties
+	Interval   time.Duration // udp mode: heartbeat interval
+	Misses     int           // udp mode: missed heartbeats before suspicion
+	Preempt    *bool         // udp mode: a better node takes over
+	SecretFile string        // udp mode: file with the HMAC key
+	HTTP       *string       // status endpoint address; "" turns it off
+}
+
+// Load reads and decodes the config file at path. Errors name path, the
+// line, the key and the reason; several problems are reported together,
+// one per line.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Where returns "file:line" for the value of key (a path such as
+// "election.priority" or "jobs[0].timeout"), or just the file name if key
+// was not in the file, so the CLI's own errors can point at the line too.
+func (f *File) Where(key string) string {
+	if l, ok := f.lines[key]; ok {
+		return fmt.Sprintf("%s:%d", f.Path, l)
+	}
+	return f.Path
+}

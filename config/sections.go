@@ -1,0 +1,241 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lanleader/lanleader/hooks"
+	"github.com/lanleader/lanleader/jobs"
+)
+
+var (
+	topKeys      = []string{"election", "jobs", "hooks"}
+	electionKeys = []string{"mode", "node_id", "leader", "env_var", "cluster", "bind", "port",
+		"peers", "priority", "interval", "misses", "preempt", "secret_file", "http"}
+	jobKeys = []string{"name", "schedule", "command", "shell", "dir", "env", "timeout",
+		"overlap", "retries", "retry_delay", "on_leader_loss", "misfire", "misfire_grace",
+		"rerun_interrupted", "kill_grace"}
+	hookKeys = []string{"on_leader", "on_follower", "on_stop", "timeout"}
+)
+
+func (d *decoder) file(root *yaml.Node) {
+	if isNull(resolve(root)) {
+		return
+	}
+	d.mapping(root, "", topKeys, func(key string, v *yaml.Node) {
+		switch key {
+		case "election":
+			d.election(v)
+		case "jobs":
+			d.jobs(v)
+		case "hooks":
+			d.hooks(v)
+		}
+	})
+}
+
+func (d *decoder) election(n *yaml.Node) {
+	if isNull(n) {
+		return
+	}
+	e := &d.f.Election
+	d.mapping(n, "election", electionKeys, func(key string, v *yaml.Node) {
+		p := "election." + key
+		switch key {
+		case "mode":
+			e.Mode, _ = d.str(v, p)
+		case "node_id":
+			e.NodeID, _ = d.str(v, p)
+		case "leader":
+			e.Leader, _ = d.str(v, p)
+		case "env_var":
+			e.EnvVar, _ = d.str(v, p)
+		case "cluster":
+			e.Cluster, _ = d.str(v, p)
+		case "bind":
+			e.Bind, _ = d.str(v, p)
+		case "port":
+			if i, ok := d.integer(v, p); ok {
+				if i < 0 || i > 65535 {
+					d.failf(v, p, "%d is not a port (1-65535)", i)
+				}
+				e.Port = i
+			}
+		case "peers":
+			e.Peers, _ = d.strList(v, p)
+		case "priority":
+			if i, ok := d.integer(v, p); ok && !isNull(v) {
+				e.Priority = &i
+			}
+		case "interval":
+			e.Interval, _ = d.duration(v, p)
+		case "misses":
+			e.Misses, _ = d.integer(v, p)
+		case "preempt":
+			if b, ok := d.boolean(v, p); ok && !isNull(v) {
+				e.Preempt = &b
+			}
+		case "secret_file":
+			e.SecretFile, _ = d.str(v, p)
+		case "http":
+			if s, ok := d.str(v, p); ok {
+				e.HTTP = &s
+			}
+		}
+	})
+}
+
+func (d *decoder) jobs(n *yaml.Node) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.failf(n, "jobs", "expected a list of jobs, found %s", kindName(n))
+		return
+	}
+	names := map[string]string{} // name -> "jobs[i] (line n)"
+	for i, jn := range n.Content {
+		jn = resolve(jn)
+		path := fmt.Sprintf("jobs[%d]", i)
+		spec, ok := d.job(jn, path)
+		if !ok {
+			continue
+		}
+		if prev, dup := names[spec.Name]; dup && spec.Name != "" {
+			d.failf(d.at(jn, path+".name"), path+".name", "%q already used by %s", spec.Name, prev)
+		} else {
+			names[spec.Name] = fmt.Sprintf("%s (line %d)", path, d.at(jn, path+".name").Line)
+		}
+		d.f.Jobs = append(d.f.Jobs, spec)
+	}
+}
+
+// at returns a node carrying the line of key's value, or parent's line if
+// key is absent.
+func (d *decoder) at(parent *yaml.Node, key string) *yaml.Node {
+	if l, ok := d.f.lines[key]; ok {
+		return &yaml.Node{Line: l}
+	}
+	return parent
+}
+
+// job decodes one job; ok is false if it had any problem.
+func (d *decoder) job(n *yaml.Node, path string) (jobs.Spec, bool) {
+	var s jobs.Spec
+	bad := map[string]bool{}
+	isMap := d.mapping(n, path, jobKeys, func(key string, v *yaml.Node) {
+		p := path + "." + key
+		ok := true
+		switch key {
+		case "name":
+			s.Name, ok = d.str(v, p)
+		case "schedule":
+			s.Schedule, ok = d.str(v, p)
+		case "command":
+			s.Command, ok = d.strList(v, p)
+			if ok && v.Kind == yaml.SequenceNode && len(s.Command) == 0 {
+				d.failf(v, p, "empty list: give the program and its arguments")
+				ok = false
+			}
+		case "shell":
+			s.Shell, ok = d.str(v, p)
+		case "dir":
+			s.Dir, ok = d.str(v, p)
+		case "env":
+			s.Env, ok = d.strMap(v, p)
+		case "timeout":
+			s.Timeout, ok = d.duration(v, p)
+		case "overlap":
+			ok = d.text(v, p, &s.Overlap)
+		case "retries":
+			s.Retries, ok = d.integer(v, p)
+		case "retry_delay":
+			s.RetryDelay, ok = d.duration(v, p)
+		case "on_leader_loss":
+			ok = d.text(v, p, &s.OnLeaderLoss)
+		case "misfire":
+			ok = d.text(v, p, &s.Misfire)
+		case "misfire_grace":
+			s.MisfireGrace, ok = d.duration(v, p)
+		case "rerun_interrupted":
+			s.RerunInterrupted, ok = d.boolean(v, p)
+		case "kill_grace":
+			s.KillGrace, ok = d.duration(v, p)
+		}
+		if !ok {
+			bad[key] = true
+		}
+	})
+	if !isMap {
+		return s, false
+	}
+	// Relationships and schedules: Validate names the field; point at its
+	// line, or the job's own line when the field is missing.
+	if err := s.Validate(); err != nil {
+		for _, e := range flatten(err) {
+			var fe *jobs.FieldError
+			if !errors.As(e, &fe) {
+				d.failf(n, path, "%v", e)
+				continue
+			}
+			if bad[fe.Field] || (fe.Field == "command" && bad["shell"]) || (fe.Field == "shell" && bad["command"]) {
+				continue // already reported as a decoding problem
+			}
+			d.failf(d.at(n, path+"."+fe.Field), path+"."+fe.Field, "%v", fe.Err)
+		}
+		return s, false
+	}
+	return s, len(bad) == 0
+}
+
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func (d *decoder) hooks(n *yaml.Node) {
+	if isNull(n) {
+		return
+	}
+	h := &d.f.Hooks
+	d.mapping(n, "hooks", hookKeys, func(key string, v *yaml.Node) {
+		p := "hooks." + key
+		switch key {
+		case "on_leader":
+			h.OnLeader = d.command(v, p)
+		case "on_follower":
+			h.OnFollower = d.command(v, p)
+		case "on_stop":
+			h.OnStop = d.command(v, p)
+		case "timeout":
+			h.Timeout, _ = d.duration(v, p)
+		}
+	})
+}
+
+// command accepts a shell string or an argv list.
+func (d *decoder) command(n *yaml.Node, path string) hooks.Command {
+	switch {
+	case isNull(n):
+		return hooks.Command{}
+	case n.Kind == yaml.ScalarNode:
+		return hooks.Command{Shell: n.Value}
+	case n.Kind == yaml.SequenceNode:
+		argv, ok := d.strList(n, path)
+		if ok && (len(argv) == 0 || argv[0] == "") {
+			d.failf(n, path, "empty command")
+		}
+		return hooks.Command{Argv: argv}
+	default:
+		d.failf(n, path, "expected a shell string or an argv list, found %s", kindName(n))
+		return hooks.Command{}
+	}
+}

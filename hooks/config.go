@@ -1,0 +1,41 @@
+package hooks
+
+import "time"
+
+// DefaultTimeout bounds each hook run when Config.Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+// Command is a hook command: either an argv list run without a shell, or a
+// shell string run with /bin/sh -c. The zero Command means "no hook".
+type Command struct {
+	// Argv is the program and its arguments.
+	Argv []string
+	// Shell is a script for /bin/sh -c; used when Argv is empty.
+	Shell string
+}
+
+// IsZero reports whether no command is set.
+func (c Command) IsZero() bool { return len(c.Argv) == 0 && c.Shell == "" }
+
+// argv returns the argv to execute.
+func (c Command) argv() []string {
+	if len(c.Argv) > 0 {
+		return c.Argv
+	}
+	return []string{"/bin/sh", "-c", c.Shell}
+}
+
+// Config is the hooks: section of the config file.
+type Config struct {
+	// OnLeader runs when this node becomes leader.
+	OnLeader Command
+	// OnFollower runs when this node stops leading, and once at startup
+	// when it first learns it is a follower.
+	OnFollower Command
+	// OnStop runs once when the process stops.
+	OnStop Command
+	// Timeout bounds each hook run; a hook still running then is killed
+	// (SIGTERM to its process group, SIGKILL shortly after). Zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+}

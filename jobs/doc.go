@@ -1,0 +1,11 @@
+// Package jobs is lanleader's cron runner: it runs shell or argv jobs on
+// robfig/cron/v3 schedules, only while this node leads, keyed by each run's
+// scheduled instant so a failover neither repeats nor (with misfire
+// run-once) drops an instant. It owns the job Spec, the run Ledger the
+// leader piggybacks on heartbeats, and the Runner bound to an Elector's
+// Callbacks.
+//
+// Time: the Runner reads time only through the time package (time.Now,
+// timers), so tests run it inside testing/synctest bubbles and cross hours of
+// schedule in milliseconds.
+package jobs
