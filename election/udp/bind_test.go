@@ -1,0 +1,120 @@
+package udp
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+	"text/template"
+
+	sockaddr "github.com/hashicorp/go-sockaddr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeInterfaces is a host's interface table for bind tests, so they neither
+// depend on nor touch this machine's network.
+func fakeInterfaces(t *testing.T) bindResolver {
+	t.Helper()
+	bcast := net.FlagUp | net.FlagBroadcast | net.FlagMulticast
+	mk := func(name, cidr string, flags net.Flags) sockaddr.IfAddr {
+		sa, err := sockaddr.NewSockAddr(cidr)
+		require.NoError(t, err)
+		return sockaddr.IfAddr{SockAddr: sa, Interface: net.Interface{Name: name, Flags: flags}}
+	}
+	ifs := sockaddr.IfAddrs{
+		mk("lo", "127.0.0.1/8", net.FlagUp|net.FlagLoopback),
+		mk("eth0", "198.18.0.10/24", bcast),
+		mk("eth0", "fd00::10/64", bcast),
+		mk("eth1", "198.19.1.5/20", bcast),
+		mk("tun0", "198.18.5.1/32", net.FlagUp|net.FlagPointToPoint),
+		mk("p2p0", "198.18.6.0/31", bcast),
+	}
+	all := func() (sockaddr.IfAddrs, error) { return ifs, nil }
+	private := func() (sockaddr.IfAddrs, error) {
+		out, _, err := sockaddr.IfByFlag("forwardable", ifs)
+		return out, err
+	}
+	return bindResolver{
+		interfaces: all,
+		sources:    template.FuncMap{"GetAllInterfaces": all, "GetPrivateInterfaces": private},
+	}
+}
+
+func TestResolveBind(t *testing.T) {
+	r := fakeInterfaces(t)
+	tests := []struct {
+		name      string
+		bind      string
+		broadcast bool
+		addr      string
+		bcast     string
+		prefix    string
+	}{
+		{"literal, broadcast", "198.18.0.10", true, "198.18.0.10", "198.18.0.255", "198.18.0.0/24"},
+		{"literal, /20 subnet", "198.19.1.5", true, "198.19.1.5", "198.19.15.255", "198.19.0.0/20"},
+		{"literal, unicast needs no interface", "127.0.0.1", false, "127.0.0.1", "", ""},
+		{"template picks one", `{{ GetPrivateInterfaces | include "network" "198.18.0.0/24" | attr "address" }}`, true, "198.18.0.10", "198.18.0.255", "198.18.0.0/24"},
+		{"template with limit 1", `{{ GetAllInterfaces | include "type" "IPv4" | include "flags" "broadcast" | limit 1 | attr "address" }}`, true, "198.18.0.10", "198.18.0.255", "198.18.0.0/24"},
+		{"template by name", `{{ GetAllInterfaces | include "name" "eth1" | attr "address" }}`, false, "198.19.1.5", "", ""},
+		{"surrounding spaces", "  198.18.0.10 \n", false, "198.18.0.10", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := r.resolve(tt.bind, tt.broadcast)
+			require.NoError(t, err)
+			assert.Equal(t, tt.addr, got.Addr.String())
+			if tt.bcast == "" {
+				assert.False(t, got.Broadcast.IsValid())
+				return
+			}
+			assert.Equal(t, tt.bcast, got.Broadcast.String())
+			assert.Equal(t, tt.prefix, got.Prefix.String())
+			assert.NotEmpty(t, got.Interface)
+		})
+	}
+}
+
+func TestResolveBindErrors(t *testing.T) {
+	r := fakeInterfaces(t)
+	tests := []struct {
+		name      string
+		bind      string
+		broadcast bool
+		want      []string
+	}{
+		{"zero results", `{{ GetAllInterfaces | include "network" "10.9.0.0/16" | attr "address" }}`, false,
+			[]string{"resolved to no address", "ip -4 addr", `include "network"`}},
+		{"several results", `{{ GetAllInterfaces | include "type" "IPv4" | attr "address" }}`, false,
+			[]string{"resolved to 5 addresses (127.0.0.1, 198.18.0.10, 198.19.1.5, 198.18.5.1, 198.18.6.0)", "limit 1"}},
+		{"default bind with two private interfaces", "", false,
+			[]string{"resolved to 4 addresses (198.18.0.10, 198.19.1.5, 198.18.5.1, 198.18.6.0)"}},
+		{"IPv6 result", `{{ GetAllInterfaces | include "type" "IPv6" | attr "address" }}`, false,
+			[]string{"resolved to fd00::10, which is not IPv4", `include "type" "IPv4"`}},
+		{"IPv6 literal", "fd00::10", false, []string{"not IPv4"}},
+		{"not an address", "eth0", false, []string{`resolved to "eth0", which is not an IP address`, "GetPrivateInterfaces"}},
+		{"bad template", "{{ GetNothing }}", false, []string{"parse template", "GetNothing"}},
+		{"unspecified", "0.0.0.0", false, []string{"not an interface address"}},
+		{"limited broadcast", "255.255.255.255", false, []string{"not an interface address"}},
+		{"/32 for broadcast", "198.18.5.1", true, []string{"198.18.5.1/32", "/31 and /32 cannot broadcast", "peers"}},
+		{"/31 for broadcast", "198.18.6.0", true, []string{"198.18.6.0/31", "/31 and /32"}},
+		{"loopback for broadcast", "127.0.0.1", true, []string{"interface lo (127.0.0.1) does not support broadcast", "peers"}},
+		{"not on this host", "198.18.9.9", true, []string{"198.18.9.9 is not an address of any interface"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := r.resolve(tt.bind, tt.broadcast)
+			require.Error(t, err)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestResolveBindPrefixOutput(t *testing.T) {
+	r := fakeInterfaces(t)
+	got, err := r.resolve(`{{ GetAllInterfaces | include "name" "eth0" | include "type" "IPv4" | attr "string" }}`, true)
+	require.NoError(t, err)
+	assert.Equal(t, netip.MustParsePrefix("198.18.0.0/24"), got.Prefix)
+	assert.Equal(t, netip.MustParseAddr("198.18.0.255"), got.Broadcast)
+}

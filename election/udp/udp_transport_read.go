@@ -1,0 +1,108 @@
+package udp
+
+import (
+	"log/slog"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// maxDatagram is the largest UDP payload over IPv4; reading into a buffer
+// this big means an oversized packet arrives whole and the codec rejects it,
+// instead of being silently truncated into something that might parse.
+const maxDatagram = 65535
+
+// Read error backoff: first retry after minReadBackoff, doubling to
+// maxReadBackoff, reset by the next successful read.
+const (
+	minReadBackoff = 10 * time.Millisecond
+	maxReadBackoff = 2 * time.Second
+)
+
+// datagramReader is the part of *net.UDPConn readLoop uses; tests substitute
+// a reader that fails on demand.
+type datagramReader interface {
+	ReadFromUDPAddrPort(b []byte) (int, netip.AddrPort, error)
+}
+
+// readLoop reads conn until Close. Errors are counted, logged and retried
+// with backoff, so a flapping interface does not end the election.
+func (t *UDPTransport) readLoop(conn datagramReader) {
+	defer t.wg.Done()
+	buf := make([]byte, maxDatagram)
+	backoff := time.Duration(0)
+	for {
+		n, from, err := conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			select {
+			case <-t.done:
+				return
+			default:
+			}
+			t.stats.readErrors.Add(1)
+			backoff = min(max(2*backoff, minReadBackoff), maxReadBackoff)
+			t.readLog.log(t.log, "udp: read failed; retrying", "err", err, "retry_in", backoff)
+			timer := time.NewTimer(backoff)
+			select {
+			case <-t.done:
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+			continue
+		}
+		backoff = 0
+		t.deliver(buf[:n], netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), time.Now())
+	}
+}
+
+// deliver filters one datagram and queues a copy of it.
+func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
+	if from == t.local {
+		t.stats.droppedSelf.Add(1)
+		return
+	}
+	if t.allowed != nil && !t.allowed[from] {
+		t.stats.droppedUnknownPeer.Add(1)
+		t.log.Debug("udp: dropped packet from a source not in peers", "from", from.String(), "bytes", len(b))
+		return
+	}
+	p := Packet{Data: append([]byte(nil), b...), From: from, At: at}
+	select {
+	case t.packets <- p:
+		t.stats.packetsIn.Add(1)
+		t.stats.bytesIn.Add(uint64(len(b)))
+	default:
+		t.stats.droppedQueueFull.Add(1)
+		t.log.Debug("udp: dropped packet, receive queue full", "from", from.String())
+	}
+}
+
+// logEvery limits how often one kind of socket error is logged: a dead
+// interface fails every send, and one line every 10 s says so well enough.
+const logEvery = 10 * time.Second
+
+// errLog rate-limits one kind of error log line, counting what it skipped.
+type errLog struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+func (l *errLog) log(log *slog.Logger, msg string, args ...any) {
+	l.mu.Lock()
+	now := time.Now()
+	if !l.last.IsZero() && now.Sub(l.last) < logEvery {
+		l.suppressed++
+		l.mu.Unlock()
+		return
+	}
+	l.last = now
+	skipped := l.suppressed
+	l.suppressed = 0
+	l.mu.Unlock()
+	if skipped > 0 {
+		args = append(args, "suppressed", skipped)
+	}
+	log.Warn(msg, args...)
+}
