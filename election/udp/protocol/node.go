@@ -1,0 +1,254 @@
+package protocol
+
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/heartbeat"
+)
+
+// Envelope is one outgoing message. To is "" for a broadcast to the
+// cluster, else the node id to send to (the transport maps it to the
+// address it last heard that node from).
+type Envelope struct {
+	To  string
+	Msg Message
+}
+
+// followerState refines the follower role.
+type followerState int
+
+const (
+	// following: a leader is known and heard within the detector deadline.
+	following followerState = iota
+	// waiting: no leader known; listen until waitUntil (start-up, or after
+	// yielding to someone else's claim).
+	waiting
+	// backingOff: leader suspected; claim at waitUntil unless something
+	// better is heard first.
+	backingOff
+)
+
+// Node is one participant's protocol state machine. It is not safe for
+// concurrent use: one goroutine calls Tick, Step, Resign and the accessors.
+type Node struct {
+	cfg Config
+	tag uint16
+	det *heartbeat.Detector
+
+	role  election.Role
+	since time.Time
+	quiet bool
+	// now is the latest time passed in; time never goes back for the Node.
+	now time.Time
+	// scheduled is NextTick() as of the end of the last call, for pause
+	// detection.
+	scheduled time.Time
+
+	seq uint64
+	// round is the highest election round seen in any term.
+	round uint64
+	// maxTerm is the highest term seen in any message (reported in Status).
+	maxTerm uint64
+	// maxLeaderTerm is the highest term seen from an established leader
+	// (Heartbeat, Answer, or ourselves leading). Leaders with a lower term
+	// are stale; claims with a term not above it are stale.
+	maxLeaderTerm uint64
+
+	// leader is the known leader (ourselves when leading); zero if none.
+	leader     election.LeaderInfo
+	leaderPrio uint8
+
+	fstate    followerState
+	waitUntil time.Time
+	// relistenUntil holds off suspicion after this follower was paused.
+	relistenUntil time.Time
+
+	claimTerm     uint64
+	claimUntil    time.Time
+	claimResendAt time.Time
+	claimResent   bool
+	claimPreempt  bool
+
+	nextBeat    time.Time
+	lastBeat    time.Time
+	listenUntil time.Time
+
+	peers map[string]*peer
+
+	payload                []byte
+	lpLeader               string
+	lpTerm                 uint64
+	lpPayload              []byte
+	out                    []Envelope
+	stats                  Stats
+}
+
+// NewNode returns a follower that knows no leader, listens for
+// Misses × Interval before it may claim, and has queued a Query so a sitting
+// leader answers at once. now is the caller's monotonic time.
+func NewNode(cfg Config, now time.Time) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	det, err := heartbeat.NewDetector(heartbeat.DetectorConfig{
+		Interval:  cfg.Interval,
+		MinMisses: cfg.Misses,
+		MaxMisses: cfg.MaxMisses,
+		Target:    cfg.LossTarget,
+		Window:    1000,
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		cfg:   cfg,
+		tag:   NodeTag(cfg.NodeID),
+		det:   det,
+		role:  election.Follower,
+		since: now,
+		now:   now,
+		peers: make(map[string]*peer),
+		stats: Stats{
+			Sent:     make(map[Type]uint64),
+			Received: make(map[Type]uint64),
+			Dropped:  make(map[DropReason]uint64),
+		},
+	}
+	n.fstate = waiting
+	n.waitUntil = now.Add(time.Duration(cfg.Misses) * cfg.Interval)
+	n.emit("", Message{Type: Query})
+	n.scheduled = n.NextTick()
+	return n, nil
+}
+
+// Ready returns and forgets the messages queued since the last call.
+func (n *Node) Ready() []Envelope {
+	out := n.out
+	n.out = nil
+	return out
+}
+
+// NextTick returns the earliest time Tick must next be called. It can move
+// earlier after Step; re-read it after every call.
+func (n *Node) NextTick() time.Time {
+	if n.quiet {
+		return n.now.Add(n.cfg.Interval)
+	}
+	switch n.role {
+	case election.Leader:
+		return n.nextBeat
+	case election.Candidate:
+		if !n.claimResent && n.claimResendAt.Before(n.claimUntil) {
+			return n.claimResendAt
+		}
+		return n.claimUntil
+	}
+	if n.fstate == following {
+		return n.followDeadline()
+	}
+	return n.waitUntil
+}
+
+// followDeadline is when a following node suspects its leader.
+func (n *Node) followDeadline() time.Time {
+	d := n.det.Deadline()
+	if n.relistenUntil.After(d) {
+		return n.relistenUntil
+	}
+	return d
+}
+
+// Status reports role, known leader, highest term seen and when the role
+// last changed (in the caller's time base).
+func (n *Node) Status() election.Status {
+	return election.Status{
+		Node:   n.cfg.NodeID,
+		Role:   n.role,
+		Leader: n.leader,
+		Term:   n.maxTerm,
+		Since:  n.since,
+	}
+}
+
+// SetPayload sets the application state a leader piggybacks on its
+// heartbeats and answers (the job ledger). p is copied.
+func (n *Node) SetPayload(p []byte) {
+	n.payload = append([]byte(nil), p...)
+	if n.role == election.Leader {
+		n.lpPayload = n.payload
+	}
+}
+
+// LeaderPayload returns the newest payload heard from a leader (our own
+// while leading), with that leader's id and term. The slice must not be
+// modified.
+func (n *Node) LeaderPayload() (leader string, term uint64, p []byte) {
+	return n.lpLeader, n.lpTerm, n.lpPayload
+}
+
+// Stats returns a copy of the counters.
+func (n *Node) Stats() Stats {
+	s := n.stats.clone()
+	s.LossEstimate = n.det.Loss()
+	s.MissesThreshold = n.det.Misses()
+	return s
+}
+
+// CanActAsLeader reports whether a job may start now: this node leads, is
+// not re-listening after a pause, and its own schedule is not overdue by
+// more than PauseThreshold (which would mean it is paused right now and
+// has not noticed yet). Check it right before every job start.
+func (n *Node) CanActAsLeader(now time.Time) bool {
+	if n.role != election.Leader || n.quiet {
+		return false
+	}
+	if now.Before(n.listenUntil) {
+		return false
+	}
+	return !now.After(n.nextBeat.Add(n.cfg.PauseThreshold))
+}
+
+// emit queues m to `to` ("" = broadcast), stamping the header fields.
+func (n *Node) emit(to string, m Message) {
+	n.seq++
+	m.Cluster = n.cfg.Cluster
+	m.From = n.cfg.NodeID
+	m.Incarnation = n.cfg.Incarnation
+	m.Seq = n.seq
+	m.Priority = n.cfg.Priority
+	if m.Term == 0 {
+		m.Term = n.maxTerm
+	}
+	n.stats.Sent[m.Type]++
+	if m.Type == Claim {
+		n.stats.ClaimsSent++
+	}
+	n.out = append(n.out, Envelope{To: to, Msg: m})
+}
+
+// setRole changes role, recording since.
+func (n *Node) setRole(r election.Role) {
+	if n.role != r {
+		n.role = r
+		n.since = n.now
+	}
+}
+
+// setLeader changes the known leader, counting real changes.
+func (n *Node) setLeader(l election.LeaderInfo, prio uint8) {
+	if l.Known() && (l.ID != n.leader.ID || l.Term != n.leader.Term) {
+		n.stats.LeaderChanges++
+	}
+	n.leader, n.leaderPrio = l, prio
+}
+
+func (n *Node) observeTerm(t uint64) {
+	if t > n.maxTerm {
+		n.maxTerm = t
+	}
+	if r := TermRound(t); r > n.round {
+		n.round = r
+	}
+}

@@ -1,0 +1,87 @@
+package protocol
+
+// DropReason says why Step dropped a message. Values are metric labels.
+type DropReason string
+
+// Drop reasons, counted in Stats.Dropped.
+const (
+	// DropOtherCluster: the message names another cluster.
+	DropOtherCluster DropReason = "other_cluster"
+	// DropSelf: our own broadcast came back to us.
+	DropSelf DropReason = "self"
+	// DropDuplicateID: another process uses our NodeID (a misconfiguration).
+	DropDuplicateID DropReason = "duplicate_id"
+	// DropMalformed: a required field is missing or inconsistent.
+	DropMalformed DropReason = "malformed"
+	// DropUnknownType: a message type this version does not know.
+	DropUnknownType DropReason = "unknown_type"
+	// DropUnsupported: a quorum-mode message (Vote, Ack) in non-quorum mode.
+	DropUnsupported DropReason = "unsupported"
+	// DropStaleSeq: Seq did not grow for the sender's incarnation
+	// (duplicate, reordered or replayed packet).
+	DropStaleSeq DropReason = "stale_seq"
+	// DropStaleIncarnation: an incarnation older than the one we know for
+	// the sender, while that sender is not long silent.
+	DropStaleIncarnation DropReason = "stale_incarnation"
+	// DropQuiet: we resigned and no longer take part.
+	DropQuiet DropReason = "quiet"
+)
+
+// Stats are counters since NewNode. Maps are copies owned by the caller.
+type Stats struct {
+	// Sent counts messages emitted, by type.
+	Sent map[Type]uint64
+	// Received counts messages accepted (past cluster and replay checks), by
+	// type.
+	Received map[Type]uint64
+	// Dropped counts messages dropped, by reason.
+	Dropped map[DropReason]uint64
+	// Suspicions counts times this node gave up on its leader (or on
+	// waiting for one) and started a backoff.
+	Suspicions uint64
+	// Elections counts times this node became candidate.
+	Elections uint64
+	// ClaimsSent counts CLAIM messages sent, retransmissions included.
+	ClaimsSent uint64
+	// BecameLeader counts times this node became leader.
+	BecameLeader uint64
+	// SteppedDown counts leaderships lost to a better leader or claim
+	// (not by Resign).
+	SteppedDown uint64
+	// LeaderChanges counts changes of the known leader to another known
+	// leader (id or term), including to and from this node.
+	LeaderChanges uint64
+	// Pauses counts Tick/Step calls that came more than PauseThreshold
+	// after NextTick.
+	Pauses uint64
+	// StaleLeaderIgnored counts heartbeats ignored because they came from a
+	// leader older than the newest one known.
+	StaleLeaderIgnored uint64
+	// LossEstimate is the detector's current estimate of heartbeat loss.
+	LossEstimate float64
+	// MissesThreshold is the detector's current suspicion threshold in
+	// intervals.
+	MissesThreshold int
+}
+
+func (s Stats) clone() Stats {
+	c := s
+	c.Sent = make(map[Type]uint64, len(s.Sent))
+	for k, v := range s.Sent {
+		c.Sent[k] = v
+	}
+	c.Received = make(map[Type]uint64, len(s.Received))
+	for k, v := range s.Received {
+		c.Received[k] = v
+	}
+	c.Dropped = make(map[DropReason]uint64, len(s.Dropped))
+	for k, v := range s.Dropped {
+		c.Dropped[k] = v
+	}
+	return c
+}
+
+// FlagPreempt is set in a Claim's Flags when the claimant preempts a live
+// leader of lower priority (Config.Preempt): that leader steps down instead
+// of answering with a heartbeat.
+const FlagPreempt uint8 = 1 << 0

@@ -1,0 +1,185 @@
+package protocol
+
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// Step processes one received message. m.Addr is the sender's address as
+// seen by the transport. Messages of other clusters, our own echoes,
+// malformed, unknown, duplicated, reordered or replayed messages are
+// counted in Stats.Dropped and otherwise ignored. Step never panics on
+// message content.
+func (n *Node) Step(now time.Time, m Message) {
+	now = n.enter(now)
+	defer n.leave()
+	if r := n.check(&m); r != "" {
+		n.stats.Dropped[r]++
+		return
+	}
+	if r := n.admit(now, &m); r != "" {
+		n.stats.Dropped[r]++
+		return
+	}
+	if n.quiet {
+		n.stats.Dropped[DropQuiet]++
+		return
+	}
+	n.stats.Received[m.Type]++
+	n.observeTerm(m.Term)
+	switch m.Type {
+	case Heartbeat, Answer:
+		n.stepLeaderMsg(now, &m)
+	case Claim:
+		n.stepClaim(now, &m)
+	case Resign:
+		n.stepResign(now, &m)
+	case Query:
+		n.stepQuery(now, &m)
+	}
+}
+
+// check applies the stateless validity rules.
+func (n *Node) check(m *Message) DropReason {
+	if m.Cluster != n.cfg.Cluster {
+		return DropOtherCluster
+	}
+	if m.From == "" || len(m.From) > maxIDLen {
+		return DropMalformed
+	}
+	if m.From == n.cfg.NodeID {
+		if m.Incarnation == n.cfg.Incarnation {
+			return DropSelf
+		}
+		return DropDuplicateID
+	}
+	if m.Incarnation == 0 {
+		return DropMalformed
+	}
+	switch m.Type {
+	case Heartbeat, Answer:
+		if m.Leader != m.From || TermRound(m.Term) == 0 {
+			return DropMalformed
+		}
+	case Claim, Resign:
+		if TermRound(m.Term) == 0 {
+			return DropMalformed
+		}
+	case Query:
+	case Vote, Ack:
+		return DropUnsupported
+	default:
+		return DropUnknownType
+	}
+	return ""
+}
+
+// stepLeaderMsg handles a Heartbeat or Answer: m.From says it leads m.Term.
+func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
+	stale := m.Term < n.maxLeaderTerm
+	if m.Term > n.maxLeaderTerm {
+		n.maxLeaderTerm = m.Term
+	}
+	switch n.role {
+	case election.Leader:
+		// Two leaders hear each other (a healed partition, or we were
+		// paused): the worse steps down at once; the better answers at
+		// once so the worse learns without waiting an interval.
+		if better(m.Term, m.Priority, m.From, n.leader.Term, n.cfg.Priority, n.cfg.NodeID) {
+			n.follow(now, m)
+			return
+		}
+		n.answerBeat(now)
+	case election.Candidate:
+		// A live leader: yield, unless we are preempting a lower-priority
+		// one on purpose. Stale leaders (older than one we know) do not
+		// stop a claim.
+		if stale {
+			n.stats.StaleLeaderIgnored++
+			return
+		}
+		if n.claimPreempt && m.Priority < n.cfg.Priority {
+			return
+		}
+		n.follow(now, m)
+	default:
+		if n.fstate == following && m.From == n.leader.ID && m.Term == n.leader.Term {
+			n.follow(now, m) // refresh
+		} else if n.fstate == following && !better(m.Term, m.Priority, m.From, n.leader.Term, n.leaderPrio, n.leader.ID) {
+			n.stats.StaleLeaderIgnored++
+			return
+		} else if stale {
+			n.stats.StaleLeaderIgnored++
+			return
+		} else {
+			n.follow(now, m)
+		}
+		if n.cfg.Preempt && m.Priority < n.cfg.Priority {
+			n.campaign(now, true)
+		}
+	}
+}
+
+// stepClaim handles CLAIM(m.Term) from m.From.
+func (n *Node) stepClaim(now time.Time, m *Message) {
+	switch n.role {
+	case election.Leader:
+		if m.Flags&FlagPreempt != 0 && m.Priority > n.cfg.Priority && m.Term > n.leader.Term {
+			// VRRP preemption: a better node takes over on purpose.
+			n.wait(now, n.yieldWait())
+			return
+		}
+		// A live leader answers at once; the claimant yields on hearing it.
+		n.answerBeat(now)
+	case election.Candidate:
+		if better(m.Term, m.Priority, m.From, n.claimTerm, n.cfg.Priority, n.cfg.NodeID) {
+			n.wait(now, n.yieldWait())
+		}
+	default:
+		if m.Term <= n.maxLeaderTerm {
+			return // older than a leader we know: stale
+		}
+		switch n.fstate {
+		case following:
+			if now.Before(n.followDeadline()) {
+				return // our leader was heard recently: ignore
+			}
+			n.wait(now, n.yieldWait())
+		case backingOff:
+			if m.Priority < n.cfg.Priority {
+				return // our own claim, due soon, will beat it
+			}
+			n.wait(now, n.yieldWait())
+		case waiting:
+			n.wait(now, n.yieldWait())
+		}
+	}
+}
+
+// stepResign handles a leader (or candidate) leaving.
+func (n *Node) stepResign(now time.Time, m *Message) {
+	if n.role != election.Follower || m.Term < n.maxLeaderTerm {
+		return
+	}
+	if n.fstate == following && m.From != n.leader.ID {
+		return // someone else resigning; our leader is fine
+	}
+	switch m.Successor {
+	case n.cfg.NodeID:
+		n.campaign(now, false)
+	case "":
+		n.backOff(now, 0)
+	default:
+		// Let the successor claim first; if it is gone, claim by backoff.
+		n.backOff(now, n.cfg.ClaimWindow)
+	}
+}
+
+// stepQuery answers "who leads?" when we do.
+func (n *Node) stepQuery(now time.Time, m *Message) {
+	if n.role != election.Leader {
+		return
+	}
+	n.emit(m.From, Message{Type: Answer, Term: n.leader.Term, Leader: n.cfg.NodeID, Payload: n.payload})
+}

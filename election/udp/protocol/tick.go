@@ -1,0 +1,106 @@
+package protocol
+
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// enter clamps now so time never goes back and detects pauses. It is the
+// first thing Tick, Step and Resign do.
+func (n *Node) enter(now time.Time) time.Time {
+	if now.Before(n.now) {
+		now = n.now
+	}
+	n.now = now
+	if !n.quiet && now.Sub(n.scheduled) > n.cfg.PauseThreshold {
+		n.onPause(now)
+	}
+	return now
+}
+
+// leave records the schedule for the next pause check.
+func (n *Node) leave() { n.scheduled = n.NextTick() }
+
+// Tick advances timers to now. Call it at or soon after NextTick(); calling
+// it earlier is harmless.
+func (n *Node) Tick(now time.Time) {
+	now = n.enter(now)
+	defer n.leave()
+	if n.quiet {
+		return
+	}
+	// A few passes: one deadline can lead straight to the next (suspicion
+	// with a zero backoff draw claims at once).
+	for range 4 {
+		if !n.tickOnce(now) {
+			return
+		}
+	}
+}
+
+// tickOnce fires at most one expired deadline, reporting whether it did.
+func (n *Node) tickOnce(now time.Time) bool {
+	switch n.role {
+	case election.Leader:
+		if now.Before(n.nextBeat) {
+			return false
+		}
+		n.beat(now)
+		n.nextBeat = n.nextBeat.Add(n.cfg.Interval)
+		if !n.nextBeat.After(now) {
+			n.nextBeat = now.Add(n.cfg.Interval)
+		}
+		return true
+	case election.Candidate:
+		if !now.Before(n.claimUntil) {
+			n.lead(now)
+			return true
+		}
+		if !n.claimResent && !now.Before(n.claimResendAt) {
+			n.claimResent = true
+			n.sendClaim()
+			return true
+		}
+		return false
+	}
+	switch n.fstate {
+	case following:
+		if now.Before(n.followDeadline()) {
+			return false
+		}
+		n.backOff(now, 0)
+	case waiting:
+		if now.Before(n.waitUntil) {
+			return false
+		}
+		n.backOff(now, 0)
+	case backingOff:
+		if now.Before(n.waitUntil) {
+			return false
+		}
+		n.campaign(now, false)
+	}
+	return true
+}
+
+// Resign stops taking part: a leader (or candidate) broadcasts Resign,
+// naming the best peer it knows as successor, and every node becomes a
+// follower that never sends again. Call it on graceful shutdown.
+func (n *Node) Resign(now time.Time) {
+	now = n.enter(now)
+	defer n.leave()
+	if n.quiet {
+		return
+	}
+	switch n.role {
+	case election.Leader:
+		n.emit("", Message{Type: Resign, Term: n.leader.Term, Leader: n.cfg.NodeID, Successor: n.successor()})
+	case election.Candidate:
+		n.emit("", Message{Type: Resign, Term: n.claimTerm})
+	}
+	n.setRole(election.Follower)
+	n.setLeader(election.LeaderInfo{}, 0)
+	n.fstate = waiting
+	n.quiet = true
+}

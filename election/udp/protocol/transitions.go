@@ -1,0 +1,142 @@
+package protocol
+
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/heartbeat"
+)
+
+// follow makes this node a follower of the leader that sent m (a Heartbeat
+// or Answer), stepping down if it was leading or claiming.
+func (n *Node) follow(now time.Time, m *Message) {
+	if n.role == election.Leader {
+		n.stats.SteppedDown++
+	}
+	sameLeader := n.fstate == following && n.leader.ID == m.From && n.leader.Term == m.Term
+	n.setRole(election.Follower)
+	n.fstate = following
+	n.setLeader(election.LeaderInfo{ID: m.From, Addr: m.Addr, Term: m.Term}, m.Priority)
+	if !sameLeader {
+		n.det.Reset(now)
+	}
+	n.det.Observe(now, m.Seq)
+	n.lpLeader, n.lpTerm = m.From, m.Term
+	n.lpPayload = append([]byte(nil), m.Payload...)
+	n.listenUntil = time.Time{}
+	n.relistenUntil = time.Time{}
+}
+
+// wait makes this node a leaderless follower that listens until now+d:
+// after yielding to another node's claim, or when a preempting claim
+// deposes us.
+func (n *Node) wait(now time.Time, d time.Duration) {
+	if n.role == election.Leader {
+		n.stats.SteppedDown++
+	}
+	n.setRole(election.Follower)
+	n.fstate = waiting
+	n.waitUntil = now.Add(d)
+	n.setLeader(election.LeaderInfo{}, 0)
+}
+
+// yieldWait is how long a node that yielded to a claim waits for the
+// claimant's first heartbeat before it suspects again: the claim window
+// plus one interval of slack.
+func (n *Node) yieldWait() time.Duration { return n.cfg.ClaimWindow + n.cfg.Interval }
+
+// backOff starts the randomized wait before claiming; extra delays it (to
+// let a named successor claim first).
+func (n *Node) backOff(now time.Time, extra time.Duration) {
+	n.stats.Suspicions++
+	n.setRole(election.Follower)
+	n.fstate = backingOff
+	n.waitUntil = now.Add(extra + heartbeat.Backoff(n.cfg.Rand, n.cfg.Priority, n.cfg.BackoffMax))
+	n.setLeader(election.LeaderInfo{}, 0)
+}
+
+// campaign broadcasts CLAIM(next round) and waits ClaimWindow.
+func (n *Node) campaign(now time.Time, preempt bool) {
+	if n.round >= MaxRound {
+		// Terms exhausted (or poisoned by a forged huge term): never
+		// claim, never panic. Stay a waiting follower.
+		n.wait(now, n.yieldWait())
+		return
+	}
+	n.round++
+	n.claimTerm = MakeTerm(n.round, n.cfg.Priority, n.tag)
+	n.observeTerm(n.claimTerm)
+	n.claimPreempt = preempt
+	n.claimUntil = now.Add(n.cfg.ClaimWindow)
+	n.claimResendAt = now.Add(n.cfg.ClaimWindow / 2)
+	n.claimResent = false
+	n.stats.Elections++
+	n.setRole(election.Candidate)
+	n.setLeader(election.LeaderInfo{}, 0)
+	n.sendClaim()
+}
+
+func (n *Node) sendClaim() {
+	var flags uint8
+	if n.claimPreempt {
+		flags = FlagPreempt
+	}
+	n.emit("", Message{Type: Claim, Term: n.claimTerm, Flags: flags})
+}
+
+// lead makes this candidate leader of its claimed term and heartbeats at
+// once, so followers learn it before any job fires.
+func (n *Node) lead(now time.Time) {
+	n.setRole(election.Leader)
+	n.stats.BecameLeader++
+	if n.claimTerm > n.maxLeaderTerm {
+		n.maxLeaderTerm = n.claimTerm
+	}
+	n.setLeader(election.LeaderInfo{ID: n.cfg.NodeID, Addr: n.cfg.Addr, Term: n.claimTerm}, n.cfg.Priority)
+	n.lpLeader, n.lpTerm, n.lpPayload = n.cfg.NodeID, n.claimTerm, n.payload
+	n.listenUntil = time.Time{}
+	n.beat(now)
+	n.nextBeat = now.Add(n.cfg.Interval)
+}
+
+// beat broadcasts a heartbeat carrying the payload.
+func (n *Node) beat(now time.Time) {
+	n.lastBeat = now
+	n.emit("", Message{Type: Heartbeat, Term: n.leader.Term, Leader: n.cfg.NodeID, Payload: n.payload})
+}
+
+// answerBeat heartbeats at once in reply to a claim or a rival leader,
+// at most once per quarter claim window so a flood cannot amplify.
+func (n *Node) answerBeat(now time.Time) {
+	if !n.lastBeat.IsZero() && now.Sub(n.lastBeat) < n.cfg.ClaimWindow/4 {
+		return
+	}
+	n.beat(now)
+}
+
+// onPause reacts to a call that came more than PauseThreshold late.
+func (n *Node) onPause(now time.Time) {
+	n.stats.Pauses++
+	switch n.role {
+	case election.Leader:
+		// A rival may have been elected while we slept. Reassert (a better
+		// rival answers and we step down; a candidate yields) and ask; do
+		// not act until a claim window passed without a better leader.
+		n.beat(now)
+		n.emit("", Message{Type: Query, Leader: n.cfg.NodeID})
+		n.listenUntil = now.Add(n.cfg.ClaimWindow)
+		n.nextBeat = now.Add(n.cfg.Interval)
+	case election.Candidate:
+		// Our window may have passed unseen: claim again, full window.
+		n.claimUntil = now.Add(n.cfg.ClaimWindow)
+		n.claimResendAt = now.Add(n.cfg.ClaimWindow / 2)
+		n.claimResent = false
+		n.sendClaim()
+	default:
+		// Heartbeats may be queued behind our pause: give the leader one
+		// interval before suspecting it.
+		if n.fstate == following {
+			n.relistenUntil = now.Add(n.cfg.Interval)
+		}
+	}
+}
