@@ -1,0 +1,59 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// fetchTimeout bounds FetchStatus when ctx has no deadline: the endpoint
+// is local, so anything slower means it is stuck.
+const fetchTimeout = 5 * time.Second
+
+// FetchStatus reads /status from the endpoint at addr ("host:port" or an
+// http:// URL; DefaultAddr if empty). Errors say which URL failed and, when
+// nothing answers, that lanleader may not be running with --http there.
+func FetchStatus(ctx context.Context, addr string) (StatusDoc, error) {
+	url := statusURL(addr)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, fetchTimeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: %w", url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: %w (is \"lanleader run --http %s\" running?)",
+			url, err, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/status"))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: read: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	var doc StatusDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: decode: %w", url, err)
+	}
+	return doc, nil
+}
+
+func statusURL(addr string) string {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	return strings.TrimSuffix(addr, "/") + "/status"
+}

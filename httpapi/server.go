@@ -1,0 +1,188 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/metrics"
+)
+
+// DefaultAddr is where the endpoint listens unless told otherwise:
+// loopback only, since /status shows job names and the cluster's layout.
+const DefaultAddr = "127.0.0.1:7484"
+
+// shutdownGrace bounds how long Serve waits for requests in flight once
+// its context is done.
+const shutdownGrace = 5 * time.Second
+
+// Config configures a Server. Elector is required; the rest is optional.
+type Config struct {
+	// Elector supplies the status for /status and /readyz.
+	Elector election.Elector
+	// Jobs returns the job runner's per-job view, encoded as the "jobs"
+	// field of /status. Nil leaves the field out. Called per request.
+	Jobs func() any
+	// Extra returns any further view (peers heard, ...), encoded as the
+	// "extra" field. Nil leaves the field out. Called per request.
+	Extra func() any
+	// Metrics is served on /metrics; nil answers 404 there.
+	Metrics *metrics.Metrics
+	// Version is reported in /status.
+	Version string
+	// Logger receives listen, shutdown and encoding failures. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is the HTTP endpoint. Create it with New.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) *Server {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{cfg: cfg, log: log, now: time.Now}
+}
+
+// Handler returns the endpoint's routes: /livez, /readyz, /status,
+// /metrics, and an index at /.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+		// The process answers, so it lives; nothing more is checked.
+		writeText(w, http.StatusOK, "ok")
+	})
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.HandleFunc("GET /status", s.status)
+	if s.cfg.Metrics != nil {
+		mux.Handle("GET /metrics", s.cfg.Metrics.Handler())
+	}
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		writeText(w, http.StatusOK, "lanleader: /livez /readyz /status /metrics")
+	})
+	return mux
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	ready, why := readiness(s.cfg.Elector, s.cfg.Elector.Status())
+	if !ready {
+		writeText(w, http.StatusServiceUnavailable, "not ready: "+why)
+		return
+	}
+	writeText(w, http.StatusOK, "ready: "+why)
+}
+
+func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
+	doc := s.Status()
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		// Every part that can fail was encoded separately already.
+		s.log.Error("httpapi: encode status", "err", err)
+		writeText(w, http.StatusInternalServerError, "encode status: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// Status builds the document /status serves.
+func (s *Server) Status() StatusDoc {
+	st := s.cfg.Elector.Status()
+	ready, _ := readiness(s.cfg.Elector, st)
+	doc := StatusDoc{
+		Node: st.Node, Role: st.Role, Term: st.Term, Leader: st.Leader, Since: st.Since,
+		Ready: ready, Version: s.cfg.Version, Time: s.now(),
+	}
+	doc.Jobs = s.view("jobs", s.cfg.Jobs, &doc.Warnings)
+	doc.Extra = s.view("extra", s.cfg.Extra, &doc.Warnings)
+	return doc
+}
+
+// view encodes one optional part; a part that fails to encode becomes a
+// warning so the rest of the status still reaches the operator.
+func (s *Server) view(name string, f func() any, warnings *[]string) json.RawMessage {
+	if f == nil {
+		return nil
+	}
+	v := f()
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.log.Error("httpapi: encode status part", "part", name, "err", err)
+		*warnings = append(*warnings, fmt.Sprintf("%s: %v", name, err))
+		return nil
+	}
+	return b
+}
+
+// Serve listens on addr (DefaultAddr if empty) and serves Handler until
+// ctx is done, then shuts down gracefully and returns nil. It returns an
+// error if it cannot listen or the server fails.
+func (s *Server) Serve(ctx context.Context, addr string) error {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("httpapi: listen %s: %w", addr, err)
+	}
+	return s.ServeListener(ctx, ln)
+}
+
+// ServeListener is Serve on a listener the caller opened (tests use port
+// 0). It closes ln.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+	addr := ln.Addr().String()
+	if ap, err := netip.ParseAddrPort(addr); err == nil && !ap.Addr().IsLoopback() {
+		s.log.Warn("httpapi: listening beyond loopback; /status and /metrics are readable by anyone who can reach this address", "addr", addr)
+	} else {
+		s.log.Info("httpapi: listening", "addr", addr)
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("httpapi: serve %s: %w", addr, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("httpapi: shut down %s: %w", addr, err)
+	}
+	return nil
+}
+
+func writeText(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = fmt.Fprintln(w, msg)
+}
