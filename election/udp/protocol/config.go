@@ -81,8 +81,8 @@ type Config struct {
 // Cluster, Incarnation and Rand must still be set.
 func DefaultLANConfig() Config {
 	return Config{
-		Cluster:  "default", // clusters sharing a LAN must pick distinct names
-		Priority: 100,       // VRRP's default backup priority; 255 is best
+		Cluster:  "default",              // clusters sharing a LAN must pick distinct names
+		Priority: 100,                    // VRRP's default backup priority; 255 is best
 		Interval: 200 * time.Millisecond, // leader heartbeats 5×/s
 		// 3 silent intervals make a loss-free follower suspect the leader
 		// (VRRP's master-down multiple); failover about 0.6-0.8 s.

@@ -76,12 +76,12 @@ type Node struct {
 
 	peers map[string]*peer
 
-	payload                []byte
-	lpLeader               string
-	lpTerm                 uint64
-	lpPayload              []byte
-	out                    []Envelope
-	stats                  Stats
+	payload   []byte
+	lpLeader  string
+	lpTerm    uint64
+	lpPayload []byte
+	out       []Envelope
+	stats     Stats
 }
 
 // NewNode returns a follower that knows no leader, listens for
