@@ -1,0 +1,34 @@
+package udptest
+
+import (
+	"flag"
+	"testing"
+)
+
+var (
+	flagSeed  = flag.Uint64("sim.seed", 0, "run only this scenario seed (replays a failure exactly)")
+	flagSeeds = flag.Int("sim.seeds", 0, "number of seeded scenarios to run (0: default, fewer under -race)")
+	flagTrace = flag.Bool("sim.trace", false, "print the trace of every scenario run with -sim.seed")
+)
+
+// seeds returns the seeds to run: -sim.seed alone, or n (scaled by
+// -sim.seeds and -race).
+func seeds(t *testing.T, n int) []uint64 {
+	t.Helper()
+	if *flagSeed != 0 {
+		return []uint64{*flagSeed}
+	}
+	if *flagSeeds > 0 {
+		n = *flagSeeds
+	} else if raceEnabled {
+		n = max(n/4, 1)
+	}
+	if testing.Short() {
+		n = max(n/10, 1)
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = uint64(i + 1)
+	}
+	return out
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package udptest
+
+const raceEnabled = false
