@@ -55,7 +55,7 @@ func New(version string) *Metrics {
 		}),
 		packets: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "packets_received_total",
-			Help: "Election packets received, by message type and outcome (ok, bad_mac, unsigned, replay, malformed, other_cluster, ...).",
+			Help: "Election packets received, by message type and outcome: ok, or the drop reason (bad_mac, unsigned, malformed, other_cluster, duplicate_id, stale_seq, ...).",
 		}, []string{"type", "result"}),
 		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "job_runs_total",
@@ -93,8 +93,9 @@ func (m *Metrics) Handler() http.Handler {
 
 // PacketReceived counts one received election packet. typ is the message
 // type's name (protocol.Type.String()), result what became of it: "ok" if
-// accepted, else why it was dropped ("bad_mac", "unsigned", "replay",
-// "malformed", "other_cluster", ...). Both come from small fixed sets;
+// accepted, else why it was dropped (wire.Reason and protocol.DropReason
+// values: "bad_mac", "unsigned", "malformed", "other_cluster",
+// "stale_seq", ...). Both come from small fixed sets;
 // never pass data from the packet itself.
 func (m *Metrics) PacketReceived(typ, result string) {
 	m.packets.WithLabelValues(typ, result).Inc()

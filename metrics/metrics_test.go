@@ -92,7 +92,7 @@ func TestPacketsAndJobs(t *testing.T) {
 	m.JobFinished("digest", "ok", 300*time.Millisecond)
 
 	err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(`
-# HELP lanleader_packets_received_total Election packets received, by message type and outcome (ok, bad_mac, unsigned, replay, malformed, other_cluster, ...).
+# HELP lanleader_packets_received_total Election packets received, by message type and outcome: ok, or the drop reason (bad_mac, unsigned, malformed, other_cluster, duplicate_id, stale_seq, ...).
 # TYPE lanleader_packets_received_total counter
 lanleader_packets_received_total{result="bad_mac",type="claim"} 1
 lanleader_packets_received_total{result="malformed",type="type(99)"} 1
