@@ -1,0 +1,199 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/proc"
+)
+
+// call is one attempt seen by the fake executor.
+type call struct {
+	Argv []string
+	Env  map[string]string
+	At   time.Time
+}
+
+// fakeExec replaces process execution so scheduling tests run entirely in
+// a synctest bubble. behave decides each attempt's result; it may block on
+// ctx or on fake time.
+type fakeExec struct {
+	mu     sync.Mutex
+	calls  []call
+	behave func(ctx context.Context, c call) proc.Result
+}
+
+func (f *fakeExec) run(ctx context.Context, s proc.Spec) proc.Result {
+	c := call{Argv: s.Argv, Env: envMap(s.Env), At: time.Now()}
+	f.mu.Lock()
+	f.calls = append(f.calls, c)
+	f.mu.Unlock()
+	if f.behave == nil {
+		return proc.Result{Started: c.At}
+	}
+	return f.behave(ctx, c)
+}
+
+func (f *fakeExec) all() []call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]call(nil), f.calls...)
+}
+
+// scheduled returns LANLEADER_SCHEDULED_AT of every call of job.
+func (f *fakeExec) scheduled(job string) []string {
+	var out []string
+	for _, c := range f.all() {
+		if c.Env["LANLEADER_JOB"] == job {
+			out = append(out, c.Env["LANLEADER_SCHEDULED_AT"])
+		}
+	}
+	return out
+}
+
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// blockUntilCancel behaves like a long job that only ends when stopped.
+func blockUntilCancel(ctx context.Context, c call) proc.Result {
+	<-ctx.Done()
+	return proc.Result{Started: c.At, Stopped: true, ExitCode: -1, Signal: 15}
+}
+
+// sleepFor behaves like a job that takes d (fake time) unless stopped.
+func sleepFor(d time.Duration, code int) func(context.Context, call) proc.Result {
+	return func(ctx context.Context, c call) proc.Result {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return proc.Result{Started: c.At, Stopped: true, ExitCode: -1, Signal: 15}
+		case <-t.C:
+			return proc.Result{Started: c.At, ExitCode: code}
+		}
+	}
+}
+
+// newTestRunner builds a Runner over specs with the fake executor.
+func newTestRunner(t *testing.T, node string, f *fakeExec, specs ...Spec) *Runner {
+	return newTestRunnerCfg(t, RunnerConfig{Node: node, Jobs: specs}, f)
+}
+
+func newTestRunnerCfg(t *testing.T, cfg RunnerConfig, f *fakeExec) *Runner {
+	t.Helper()
+	if cfg.Environ == nil {
+		cfg.Environ = []string{"BASE=1"}
+	}
+	r, err := NewRunner(cfg)
+	require.NoError(t, err)
+	if f != nil {
+		r.exec = f.run
+	}
+	return r
+}
+
+// fakeElector drives a Runner's callbacks through the real Notifier, so the
+// ordering is exactly what every Elector delivers.
+type fakeElector struct {
+	n    *election.Notifier
+	node string
+}
+
+func newFakeElector(ctx context.Context, node string, cb election.Callbacks) *fakeElector {
+	return &fakeElector{n: election.NewNotifier(ctx, cb, election.Status{Node: node}), node: node}
+}
+
+func (e *fakeElector) lead(term uint64) {
+	e.n.Update(election.Status{Node: e.node, Role: election.Leader, Term: term,
+		Leader: election.LeaderInfo{ID: e.node, Term: term}})
+}
+
+func (e *fakeElector) follow(leader string, term uint64) {
+	e.n.Update(election.Status{Node: e.node, Role: election.Follower, Term: term,
+		Leader: election.LeaderInfo{ID: leader, Term: term}})
+}
+
+// logSink is a slog handler that keeps records, for assertions on output.
+type logSink struct {
+	mu      sync.Mutex
+	records []map[string]string
+	watch   func(map[string]string)
+}
+
+func (s *logSink) Enabled(context.Context, slog.Level) bool { return true }
+func (s *logSink) WithGroup(string) slog.Handler            { return s }
+func (s *logSink) WithAttrs(as []slog.Attr) slog.Handler {
+	return &attrHandler{sink: s, attrs: as}
+}
+func (s *logSink) Handle(_ context.Context, r slog.Record) error {
+	return (&attrHandler{sink: s}).Handle(context.Background(), r)
+}
+
+type attrHandler struct {
+	sink  *logSink
+	attrs []slog.Attr
+}
+
+func (h *attrHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *attrHandler) WithGroup(string) slog.Handler            { return h }
+func (h *attrHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &attrHandler{sink: h.sink, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
+}
+func (h *attrHandler) Handle(_ context.Context, r slog.Record) error {
+	m := map[string]string{"msg": r.Message}
+	for _, a := range h.attrs {
+		m[a.Key] = a.Value.String()
+	}
+	r.Attrs(func(a slog.Attr) bool { m[a.Key] = a.Value.String(); return true })
+	h.sink.mu.Lock()
+	h.sink.records = append(h.sink.records, m)
+	w := h.sink.watch
+	h.sink.mu.Unlock()
+	if w != nil {
+		w(m)
+	}
+	return nil
+}
+
+func (s *logSink) find(msg string) []map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]string
+	for _, r := range s.records {
+		if r["msg"] == msg {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// records collects OnRunFinished calls.
+type records struct {
+	mu   sync.Mutex
+	recs []RunRecord
+}
+
+func (r *records) add(rec RunRecord) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, rec)
+}
+
+func (r *records) all() []RunRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]RunRecord(nil), r.recs...)
+}

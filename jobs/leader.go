@@ -1,0 +1,268 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// startLeading takes over the ledger and starts one scheduling loop per job
+// under term. It returns at once (callbacks must be prompt).
+func (r *Runner) startLeading(ctx context.Context, term uint64) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.term = term
+	r.log.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(r.jobs))
+	for _, j := range r.jobs {
+		plan := r.takeOver(j, now, term)
+		r.wg.Add(1)
+		go r.loop(ctx, term, j, plan)
+	}
+	r.ledgerChanged()
+}
+
+// takeoverPlan is what a new leadership does first for one job.
+type takeoverPlan struct {
+	// cursor is the last instant accounted for; the loop continues with
+	// sched.Next(cursor).
+	cursor time.Time
+	// runNow, if not zero, is an instant to start at once: a misfire run
+	// or the rerun of an interrupted run.
+	runNow time.Time
+	rerun  bool
+}
+
+// knownEntry returns the newest ledger entry for j from this node's own
+// ledger and the adopted one. Must hold r.mu.
+func (r *Runner) knownEntry(j *job) (LedgerEntry, bool) {
+	own, haveOwn := r.own[j.id]
+	if r.peer == nil {
+		return own, haveOwn
+	}
+	var peer LedgerEntry
+	havePeer := false
+	for _, e := range r.peer.Entries {
+		if e.JobID == j.id {
+			peer, havePeer = e, true
+			break
+		}
+	}
+	if !havePeer && r.peer.Truncated && j.active == 0 {
+		// The last leader left this job out of its ledger: what it did is
+		// unknown, and our own (older) entry could lead to a duplicate.
+		return LedgerEntry{}, false
+	}
+	switch {
+	case !havePeer:
+		return own, haveOwn
+	case !haveOwn || peer.Instant.After(own.Instant) ||
+		(peer.Instant.Equal(own.Instant) && peer.Term > own.Term && j.active == 0):
+		return peer, true
+	default:
+		return own, true
+	}
+}
+
+// takeOver decides, for one job at the start of leadership term, which
+// instants the previous leaders already handled and which fell into the gap.
+// Must hold r.mu.
+func (r *Runner) takeOver(j *job, now time.Time, term uint64) takeoverPlan {
+	e, known := r.knownEntry(j)
+	log := r.log.With("job", j.spec.Name, "term", term)
+	if !known {
+		// Cold start: nothing before now is ours to run.
+		return takeoverPlan{cursor: now}
+	}
+	plan := takeoverPlan{cursor: e.Instant}
+	if e.Outcome == OutcomeRunning && j.active == 0 {
+		// Started by a leader that is gone, end unknown.
+		e.Outcome = OutcomeInterrupted
+		if j.spec.RerunInterrupted {
+			plan.runNow, plan.rerun = e.Instant, true
+			log.Warn("jobs: previous leader's run was interrupted; running it again (rerun_interrupted)",
+				"scheduled_at", e.Instant, "started_term", e.Term)
+		} else {
+			log.Warn("jobs: previous leader's run was interrupted; not running it again",
+				"scheduled_at", e.Instant, "started_term", e.Term)
+		}
+	}
+	r.own[j.id] = e
+
+	// Instants that fell due since the last one started: nobody ran them.
+	latest, n := latestDue(j.sched, e.Instant, now, r.grace(j))
+	if n == 0 {
+		return plan
+	}
+	j.skipped.Misfired += uint64(n - 1) // older ones are coalesced into the latest
+	plan.cursor = latest
+	late := now.Sub(latest)
+	switch {
+	case j.spec.Misfire == MisfireSkip:
+		j.skipped.Misfired++
+		log.Warn("jobs: instant missed during failover; skipped (misfire: skip)", "scheduled_at", latest, "late", late)
+	case late >= r.grace(j):
+		j.skipped.Misfired++
+		log.Warn("jobs: instant missed during failover; too late to run (misfire_grace)",
+			"scheduled_at", latest, "late", late, "misfire_grace", r.grace(j))
+	case plan.rerun:
+		// The interrupted rerun goes first; the missed instant is coalesced
+		// into it rather than run twice back to back.
+		j.skipped.Misfired++
+	default:
+		plan.runNow, plan.rerun = latest, false
+		log.Info("jobs: instant missed during failover; running it once now (misfire: run-once)",
+			"scheduled_at", latest, "late", late)
+	}
+	return plan
+}
+
+func (r *Runner) grace(j *job) time.Duration {
+	if j.spec.MisfireGrace > 0 {
+		return j.spec.MisfireGrace
+	}
+	return DefaultMisfireGrace
+}
+
+// loop schedules one job for one leadership until ctx ends. Instants come
+// from the schedule (sched.Next of the previous instant), never from when a
+// timer happened to fire, so each instant is considered exactly once.
+func (r *Runner) loop(ctx context.Context, term uint64, j *job, plan takeoverPlan) {
+	defer r.wg.Done()
+	defer func() {
+		r.mu.Lock()
+		j.next = time.Time{}
+		r.mu.Unlock()
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("jobs: scheduling loop panicked; job stops until next leadership",
+				"job", j.spec.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+	}()
+	if !plan.runNow.IsZero() {
+		r.fire(ctx, term, j, plan.runNow, plan.rerun)
+	}
+	cursor := plan.cursor
+	for {
+		next := j.sched.Next(cursor)
+		if next.IsZero() {
+			r.log.Warn("jobs: schedule has no further instants", "job", j.spec.Name)
+			return
+		}
+		r.mu.Lock()
+		j.next = next
+		r.mu.Unlock()
+		t := time.NewTimer(time.Until(next))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		now := time.Now()
+		// Woken late (paused, overloaded): instants overtaken meanwhile
+		// are skipped, only the latest due one is considered.
+		if latest, n := latestDue(j.sched, next, now, r.grace(j)); n > 0 {
+			r.count(j, func(c *Counters) { c.Misfired += uint64(n) })
+			r.log.Warn("jobs: instants overtaken by a later one; skipped", "job", j.spec.Name,
+				"from", next, "count", n)
+			next = latest
+		}
+		cursor = next
+		if late := now.Sub(next); late >= r.grace(j) {
+			r.count(j, func(c *Counters) { c.Misfired++ })
+			r.log.Warn("jobs: instant too late to run (misfire_grace)", "job", j.spec.Name,
+				"scheduled_at", next, "late", late)
+			continue
+		}
+		r.fire(ctx, term, j, next, false)
+	}
+}
+
+func (r *Runner) count(j *job, f func(*Counters)) {
+	r.mu.Lock()
+	f(&j.skipped)
+	r.mu.Unlock()
+}
+
+// fire starts the run of instant unless the guard or the overlap policy
+// says no. rerun marks the second run of an interrupted instant.
+func (r *Runner) fire(ctx context.Context, term uint64, j *job, instant time.Time, rerun bool) {
+	log := r.log.With("job", j.spec.Name, "scheduled_at", instant, "term", term)
+	if r.cfg.CanRun != nil && !r.cfg.CanRun() {
+		r.count(j, func(c *Counters) { c.Refused++ })
+		log.Warn("jobs: not starting: this node cannot currently act as leader")
+		return
+	}
+	r.mu.Lock()
+	if r.closed || ctx.Err() != nil {
+		r.mu.Unlock()
+		return
+	}
+	if j.active > 0 && j.spec.Overlap == OverlapSkip {
+		j.skipped.Overlap++
+		r.mu.Unlock()
+		log.Warn("jobs: not starting: previous run still going (overlap: skip)")
+		return
+	}
+	if e, ok := r.own[j.id]; ok && !rerun && !instant.After(e.Instant) {
+		// Defence in depth: the cursor logic never gets here.
+		j.skipped.AlreadyStarted++
+		r.mu.Unlock()
+		log.Warn("jobs: not starting: instant already started", "ledger_instant", e.Instant)
+		return
+	}
+	j.active++
+	r.own[j.id] = LedgerEntry{JobID: j.id, Instant: instant, Outcome: OutcomeRunning, Term: term}
+	r.wg.Add(1)
+	r.ledgerChanged()
+	r.mu.Unlock()
+	go r.run(ctx, term, j, instant)
+}
+
+// ledgerChanged re-encodes the ledger and tells the elector. Must hold
+// r.mu; the callback may call Ledger, which reads the published copy
+// without locking.
+func (r *Runner) ledgerChanged() {
+	b := r.encodeLocked()
+	r.published.Store(&b)
+	if r.cfg.OnLedgerChange != nil {
+		r.cfg.OnLedgerChange()
+	}
+}
+
+// maxScan bounds how many instants latestDue steps through one by one.
+const maxScan = 100000
+
+// latestDue returns the latest instant of sched in (after, now] and how
+// many instants fell in that interval (0: none, latest is zero). If the
+// interval is huge (an @every 1s job and a ledger days old), it jumps to
+// now-grace: everything before that is too late to run anyway, and the
+// count is then a lower bound.
+func latestDue(sched cron.Schedule, after, now time.Time, grace time.Duration) (time.Time, int) {
+	var latest time.Time
+	n := 0
+	for t := sched.Next(after); !t.IsZero() && !t.After(now); t = sched.Next(t) {
+		latest = t
+		n++
+		if n == maxScan {
+			if jump := now.Add(-grace); jump.After(t) {
+				t = jump
+			}
+		}
+		if n > 2*maxScan {
+			break // cannot happen: after the jump at most grace/1s remain
+		}
+	}
+	return latest, n
+}

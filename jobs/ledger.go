@@ -1,0 +1,198 @@
+package jobs
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"time"
+)
+
+// MaxLedgerSize is the largest encoded ledger, in bytes. The leader
+// piggybacks the ledger on every heartbeat, which must fit one unfragmented
+// UDP datagram (1472 bytes on Ethernet) together with the protocol header
+// and HMAC; 1 KiB leaves room for those. A typical entry takes 16 bytes
+// (up to 29), so about 60 jobs always fit.
+const MaxLedgerSize = 1024
+
+// ledgerVersion is the first byte of an encoded ledger; bump it on any
+// change of layout.
+const ledgerVersion = 1
+
+// flagTruncated marks a ledger that left entries out to stay within
+// MaxLedgerSize.
+const flagTruncated = 1
+
+// minEntrySize is the smallest encoded entry: id, one-byte instant,
+// outcome, one-byte term.
+const minEntrySize = 8 + 1 + 1 + 1
+
+// Outcome is how the run of a ledger entry's instant ended (so far).
+type Outcome uint8
+
+// Outcome values go on the wire: only append.
+const (
+	// OutcomeRunning: the run had started and not finished when the entry
+	// was written.
+	OutcomeRunning Outcome = 1
+	// OutcomeOK: the run exited 0 (on some attempt).
+	OutcomeOK Outcome = 2
+	// OutcomeFailed: every attempt failed (non-zero exit, timeout, could
+	// not start).
+	OutcomeFailed Outcome = 3
+	// OutcomeCancelled: the run was stopped because leadership was lost or
+	// lanleader stopped.
+	OutcomeCancelled Outcome = 4
+	// OutcomeInterrupted: a new leader found the entry still running; the
+	// run's real end is unknown (the old leader died or was cut off).
+	OutcomeInterrupted Outcome = 5
+)
+
+var outcomeNames = [...]string{"", "running", "ok", "failed", "cancelled", "interrupted"}
+
+// String returns the outcome's name as used in logs, metrics and JSON.
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) && o != 0 {
+		return outcomeNames[o]
+	}
+	return fmt.Sprintf("outcome(%d)", uint8(o))
+}
+
+// MarshalText encodes the outcome as its name.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+func (o Outcome) valid() bool { return o >= OutcomeRunning && o <= OutcomeInterrupted }
+
+// LedgerEntry is what the ledger knows about one job: the last scheduled
+// instant started, how that run ended, and under which term it started.
+type LedgerEntry struct {
+	// JobID identifies the job: JobIDOf(name).
+	JobID uint64 `json:"-"`
+	// Instant is the scheduled instant (whole seconds), not the firing time.
+	Instant time.Time `json:"instant"`
+	// Outcome is how that run ended, or OutcomeRunning.
+	Outcome Outcome `json:"outcome"`
+	// Term is the term the run started under.
+	Term uint64 `json:"term"`
+}
+
+// Ledger is a set of entries, at most one per job.
+type Ledger struct {
+	Entries []LedgerEntry
+	// Truncated is set when the encoder left entries out; a job missing
+	// from a truncated ledger is unknown, not "never run".
+	Truncated bool
+}
+
+// JobIDOf returns the 64-bit id a job name is known by in ledgers (FNV-1a).
+// 64 bits make a collision between the jobs of one config negligible;
+// NewRunner rejects one anyway.
+func JobIDOf(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64()
+}
+
+// Encode returns the compact binary form of l, at most MaxLedgerSize bytes.
+// If the entries do not all fit, the most recently started ones are kept
+// (they are the ones a failover can duplicate or miss) and the result is
+// marked truncated.
+func (l Ledger) Encode() []byte {
+	es := append([]LedgerEntry(nil), l.Entries...)
+	sort.Slice(es, func(i, j int) bool {
+		if !es[i].Instant.Equal(es[j].Instant) {
+			return es[i].Instant.After(es[j].Instant)
+		}
+		return es[i].JobID < es[j].JobID
+	})
+	body := make([]byte, 0, MaxLedgerSize)
+	var tmp [8 + binary.MaxVarintLen64*2 + 1]byte
+	n, truncated := 0, l.Truncated
+	const header = 2 + binary.MaxVarintLen16 // version, flags, count (<= 1024)
+	for _, e := range es {
+		b := binary.BigEndian.AppendUint64(tmp[:0], e.JobID)
+		b = binary.AppendVarint(b, e.Instant.Unix())
+		b = append(b, byte(e.Outcome))
+		b = binary.AppendUvarint(b, e.Term)
+		if header+len(body)+len(b) > MaxLedgerSize {
+			truncated = true
+			continue
+		}
+		body = append(body, b...)
+		n++
+	}
+	flags := byte(0)
+	if truncated {
+		flags |= flagTruncated
+	}
+	out := make([]byte, 0, header+len(body))
+	out = append(out, ledgerVersion, flags)
+	out = binary.AppendUvarint(out, uint64(n))
+	return append(out, body...)
+}
+
+// DecodeLedger parses an encoded ledger. Anything malformed (wrong version,
+// short or trailing bytes, unknown outcome, repeated job, oversize) is an
+// error; it never panics.
+func DecodeLedger(b []byte) (Ledger, error) {
+	var l Ledger
+	if len(b) > MaxLedgerSize {
+		return l, fmt.Errorf("jobs: ledger: %d bytes, limit %d", len(b), MaxLedgerSize)
+	}
+	if len(b) < 3 {
+		return l, errors.New("jobs: ledger: too short")
+	}
+	if b[0] != ledgerVersion {
+		return l, fmt.Errorf("jobs: ledger: version %d, want %d", b[0], ledgerVersion)
+	}
+	if b[1]&^flagTruncated != 0 {
+		return l, fmt.Errorf("jobs: ledger: unknown flags %#x", b[1])
+	}
+	l.Truncated = b[1]&flagTruncated != 0
+	count, k := binary.Uvarint(b[2:])
+	if k <= 0 {
+		return Ledger{}, errors.New("jobs: ledger: bad entry count")
+	}
+	rest := b[2+k:]
+	if count > uint64(len(rest)/minEntrySize) {
+		return Ledger{}, fmt.Errorf("jobs: ledger: %d entries cannot fit in %d bytes", count, len(rest))
+	}
+	seen := make(map[uint64]bool, count)
+	l.Entries = make([]LedgerEntry, 0, count)
+	for i := range count {
+		if len(rest) < 8 {
+			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: truncated", i)
+		}
+		e := LedgerEntry{JobID: binary.BigEndian.Uint64(rest)}
+		rest = rest[8:]
+		secs, k := binary.Varint(rest)
+		if k <= 0 {
+			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: bad instant", i)
+		}
+		rest = rest[k:]
+		if len(rest) < 1 {
+			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: truncated", i)
+		}
+		e.Outcome = Outcome(rest[0])
+		rest = rest[1:]
+		if !e.Outcome.valid() {
+			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: unknown outcome %d", i, e.Outcome)
+		}
+		e.Term, k = binary.Uvarint(rest)
+		if k <= 0 {
+			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: bad term", i)
+		}
+		rest = rest[k:]
+		if seen[e.JobID] {
+			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: job %016x repeated", i, e.JobID)
+		}
+		seen[e.JobID] = true
+		e.Instant = time.Unix(secs, 0).UTC()
+		l.Entries = append(l.Entries, e)
+	}
+	if len(rest) != 0 {
+		return Ledger{}, fmt.Errorf("jobs: ledger: %d trailing bytes", len(rest))
+	}
+	return l, nil
+}

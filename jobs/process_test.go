@@ -1,0 +1,112 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain makes the test binary a child subreaper, so a job's grandchild
+// that loses its parent is reparented here and a test can wait for it.
+func TestMain(m *testing.M) {
+	const prSetChildSubreaper = 36
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+		panic("prctl: " + e.Error())
+	}
+	os.Exit(m.Run())
+}
+
+// Real processes: the job's environment and output reach the log, line by
+// line, with job name and run id.
+func TestRunnerRealProcessEnvAndOutput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		sink := &logSink{}
+		spec := Spec{Name: "envjob", Schedule: "@every 2s", Env: map[string]string{"EXTRA": "x"},
+			Shell: `echo "job=$LANLEADER_JOB term=$LANLEADER_TERM node=$LANLEADER_NODE at=$LANLEADER_SCHEDULED_AT run=$LANLEADER_RUN_ID extra=$EXTRA"; echo err >&2; exit 3`}
+		r := newTestRunnerCfg(t, RunnerConfig{Node: "n7", Jobs: []Spec{spec}, Logger: slog.New(sink)}, nil)
+		el := newFakeElector(ctx, "n7", r.Callbacks())
+		start := time.Now()
+		el.lead(42)
+		time.Sleep(2500 * time.Millisecond)
+		synctest.Wait()
+		el.follow("", 42)
+		cancel()
+		require.NoError(t, r.Wait(context.Background()))
+
+		out := sink.find("jobs: output")
+		require.Len(t, out, 2)
+		var stdout map[string]string
+		for _, o := range out {
+			if o["stream"] == "stdout" {
+				stdout = o
+			}
+		}
+		require.NotNil(t, stdout)
+		runID := stdout["run_id"]
+		require.Len(t, runID, 16)
+		assert.Equal(t, "envjob", stdout["job"])
+		want := "job=envjob term=42 node=n7 at=" + start.Add(2*time.Second).Format(time.RFC3339) +
+			" run=" + runID + " extra=x"
+		assert.Equal(t, want, stdout["line"])
+		st := r.Snapshot()[0]
+		require.NotNil(t, st.LastRun)
+		assert.Equal(t, 3, st.LastRun.ExitCode)
+		assert.Equal(t, OutcomeFailed, st.LastRun.Outcome)
+		assert.Equal(t, runID, st.LastRun.RunID)
+	})
+}
+
+// Losing leadership cancels a running job's whole process group: the
+// grandchild is gone too.
+func TestRunnerLeadershipLossKillsProcessGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	started := make(chan struct{})
+	var once sync.Once
+	sink := &logSink{watch: func(m map[string]string) {
+		if m["line"] == "started" {
+			once.Do(func() { close(started) })
+		}
+	}}
+	spec := Spec{Name: "long", Schedule: "* * * * * *", KillGrace: time.Second,
+		Shell: "sleep 300 & echo $! > " + pidFile + "; echo started; wait"}
+	r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{spec}, Logger: slog.New(sink)}, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	el := newFakeElector(ctx, "n1", r.Callbacks())
+	el.lead(1)
+	select {
+	case <-started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("job did not start")
+	}
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	grandchild, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+
+	el.follow("n2", 2)
+	waitCtx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer wcancel()
+	require.NoError(t, r.Wait(waitCtx))
+
+	var ws syscall.WaitStatus
+	_, err = syscall.Wait4(grandchild, &ws, 0, nil) // reaps it: it has exited
+	require.NoError(t, err)
+	assert.True(t, ws.Signaled(), "grandchild killed, not exited: %v", ws)
+	st := r.Snapshot()[0]
+	require.NotNil(t, st.LastRun)
+	assert.Equal(t, OutcomeCancelled, st.LastRun.Outcome)
+}

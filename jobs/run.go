@@ -1,0 +1,205 @@
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/lanleader/lanleader/internal/proc"
+)
+
+// RunRecord describes one run of a job: one scheduled instant, possibly
+// several attempts.
+type RunRecord struct {
+	// Job is the job's name.
+	Job string `json:"job"`
+	// RunID is unique per run (LANLEADER_RUN_ID).
+	RunID string `json:"run_id"`
+	// ScheduledAt is the scheduled instant (LANLEADER_SCHEDULED_AT).
+	ScheduledAt time.Time `json:"scheduled_at"`
+	// Term is the leadership term the run started under (LANLEADER_TERM).
+	Term uint64 `json:"term"`
+	// Attempt is the number of attempts made (1 + retries used).
+	Attempt int `json:"attempt"`
+	// Outcome is ok, failed or cancelled.
+	Outcome Outcome `json:"outcome"`
+	// ExitCode of the last attempt; -1 if it was killed by a signal or
+	// could not start.
+	ExitCode int `json:"exit_code"`
+	// Started is when the first attempt started.
+	Started time.Time `json:"started"`
+	// Duration is from the first attempt's start to the last one's end.
+	Duration time.Duration `json:"duration_ns"`
+	// Error describes a failure (start error, timeout, signal), if any.
+	Error string `json:"error,omitempty"`
+}
+
+// run executes all attempts of one instant and records the result. A panic
+// here is contained to this run.
+func (r *Runner) run(leaderCtx context.Context, term uint64, j *job, instant time.Time) {
+	rec := RunRecord{
+		Job: j.spec.Name, RunID: newRunID(), ScheduledAt: instant, Term: term,
+		Outcome: OutcomeFailed, ExitCode: -1, Started: time.Now(),
+	}
+	defer r.wg.Done()
+	defer func() {
+		if p := recover(); p != nil {
+			rec.Outcome, rec.Error = OutcomeFailed, fmt.Sprintf("panic: %v", p)
+			r.log.Error("jobs: run panicked", "job", j.spec.Name, "run_id", rec.RunID,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+		rec.Duration = time.Since(rec.Started)
+		r.finish(j, rec)
+	}()
+
+	// on_leader_loss: finish detaches the run from leadership; the Runner's
+	// own stop (Wait giving up) still ends it.
+	runCtx := leaderCtx
+	if j.spec.OnLeaderLoss == LeaderLossFinish {
+		runCtx = r.stopCtx
+	}
+	log := r.log.With("job", j.spec.Name, "run_id", rec.RunID)
+	for attempt := 1; attempt <= j.spec.Retries+1; attempt++ {
+		if attempt > 1 {
+			if !r.retryWait(leaderCtx, j.spec.RetryDelay) {
+				log.Info("jobs: no retry: leadership ended", "attempt", attempt-1)
+				return
+			}
+			if r.cfg.CanRun != nil && !r.cfg.CanRun() {
+				log.Warn("jobs: no retry: this node cannot currently act as leader", "attempt", attempt-1)
+				return
+			}
+		}
+		rec.Attempt = attempt
+		res := r.attempt(runCtx, term, j, &rec)
+		rec.ExitCode = res.ExitCode
+		rec.Error = ""
+		switch {
+		case res.OK():
+			rec.Outcome = OutcomeOK
+			return
+		case res.Stopped && runCtx.Err() != nil:
+			rec.Outcome, rec.Error = OutcomeCancelled, "cancelled: "+res.String()
+			return
+		case res.Stopped:
+			rec.Error = "timeout after " + j.spec.Timeout.String() + ": " + res.String()
+		default:
+			rec.Error = res.String()
+		}
+		rec.Outcome = OutcomeFailed
+	}
+}
+
+// retryWait waits delay unless leadership ends first.
+func (r *Runner) retryWait(ctx context.Context, delay time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if delay <= 0 {
+		return true
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// attempt runs the job's process once.
+func (r *Runner) attempt(ctx context.Context, term uint64, j *job, rec *RunRecord) proc.Result {
+	if j.spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, j.spec.Timeout)
+		defer cancel()
+	}
+	argv := j.spec.Command
+	if len(argv) == 0 {
+		argv = []string{"/bin/sh", "-c", j.spec.Shell}
+	}
+	grace := j.spec.KillGrace
+	if grace <= 0 {
+		grace = r.cfg.KillGrace
+	}
+	logger := r.log.With("job", j.spec.Name, "run_id", rec.RunID, "attempt", rec.Attempt)
+	logger.Info("jobs: run started", "scheduled_at", rec.ScheduledAt, "term", term)
+	res := r.exec(ctx, proc.Spec{
+		Argv:      argv,
+		Dir:       j.spec.Dir,
+		Env:       r.runEnv(j, rec),
+		KillGrace: grace,
+		OnLine: func(s proc.Stream, line string, partial bool) {
+			if partial {
+				logger.Info("jobs: output", "stream", string(s), "line", line, "partial", true)
+				return
+			}
+			logger.Info("jobs: output", "stream", string(s), "line", line)
+		},
+	})
+	logger.Info("jobs: attempt ended", "result", res.String(), "duration", res.Duration,
+		"stopped", res.Stopped)
+	return res
+}
+
+// runEnv is the base environment, then the job's env (sorted, so runs are
+// reproducible), then the LANLEADER_* variables, which win.
+func (r *Runner) runEnv(j *job, rec *RunRecord) []string {
+	base := r.environ()
+	env := make([]string, 0, len(base)+len(j.spec.Env)+5)
+	env = append(env, base...)
+	keys := make([]string, 0, len(j.spec.Env))
+	for k := range j.spec.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+j.spec.Env[k])
+	}
+	return append(env,
+		"LANLEADER_JOB="+j.spec.Name,
+		"LANLEADER_TERM="+strconv.FormatUint(rec.Term, 10),
+		"LANLEADER_NODE="+r.cfg.Node,
+		"LANLEADER_SCHEDULED_AT="+rec.ScheduledAt.Format(time.RFC3339),
+		"LANLEADER_RUN_ID="+rec.RunID,
+	)
+}
+
+// finish records the end of a run: ledger (if this is still the job's
+// latest instant), last run, counters, callback.
+func (r *Runner) finish(j *job, rec RunRecord) {
+	r.log.Info("jobs: run finished", "job", rec.Job, "run_id", rec.RunID, "outcome", rec.Outcome.String(),
+		"exit_code", rec.ExitCode, "attempts", rec.Attempt, "duration", rec.Duration,
+		"scheduled_at", rec.ScheduledAt, "term", rec.Term, "error", rec.Error)
+	r.mu.Lock()
+	j.active--
+	j.last = &rec
+	if e, ok := r.own[j.id]; ok && e.Instant.Equal(rec.ScheduledAt) {
+		e.Outcome = rec.Outcome
+		r.own[j.id] = e
+		r.ledgerChanged()
+	}
+	r.mu.Unlock()
+	if r.cfg.OnRunFinished != nil {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					r.log.Error("jobs: OnRunFinished panicked", "job", rec.Job, "panic", fmt.Sprint(p))
+				}
+			}()
+			r.cfg.OnRunFinished(rec)
+		}()
+	}
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,189 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/proc"
+)
+
+// RunnerConfig configures a Runner.
+type RunnerConfig struct {
+	// Jobs to run; validated by NewRunner (ValidateAll).
+	Jobs []Spec
+	// Node is this node's id, exported to runs as LANLEADER_NODE.
+	Node string
+	// Logger receives run events and every line of job output. Nil
+	// discards.
+	Logger *slog.Logger
+	// KillGrace is the default time between SIGTERM and SIGKILL for jobs
+	// without kill_grace. Zero means DefaultKillGrace.
+	KillGrace time.Duration
+	// CanRun is asked right before every start (and retry). If it returns
+	// false the start is skipped, logged and counted. The UDP elector's
+	// CanActAsLeader goes here: a leader that was paused or has no fresh
+	// evidence of its standing must not start anything. Nil means always.
+	CanRun func() bool
+	// OnRunFinished is called once per run (after its last attempt), for
+	// metrics. It must return promptly. Nil means none.
+	OnRunFinished func(RunRecord)
+	// OnLedgerChange is called, synchronously, whenever the ledger changes:
+	// in particular right after an instant is recorded as running and before
+	// its process starts, so the elector can send a heartbeat carrying the
+	// new ledger at once. It must not block and must not call back into the
+	// Runner except Ledger(). Nil means none.
+	OnLedgerChange func()
+	// Environ is the base environment of every run. Nil means os.Environ()
+	// at the time of the run.
+	Environ []string
+}
+
+// Runner runs jobs while this node leads. Create it with NewRunner, pass
+// Callbacks() to the Elector, and call Wait after the Elector's Run returned.
+type Runner struct {
+	cfg  RunnerConfig
+	log  *slog.Logger
+	jobs []*job
+	byID map[uint64]*job
+	// exec runs one attempt; tests replace it.
+	exec func(ctx context.Context, s proc.Spec) proc.Result
+
+	// stop ends runs that outlive leadership (on_leader_loss: finish) when
+	// Wait gives up.
+	stopCtx context.Context
+	stop    context.CancelFunc
+
+	mu     sync.Mutex
+	wg     sync.WaitGroup // loops and runs; Add only under mu while !closed
+	closed bool
+	term   uint64              // current leadership's term, 0 if not leading
+	leader election.LeaderInfo // last known leader
+	own    map[uint64]LedgerEntry
+	peer   *Ledger // newest ledger adopted from the leader, nil if none
+
+	// published is the own ledger, encoded at every change, so Ledger()
+	// never waits for mu (the elector calls it on every heartbeat).
+	published atomic.Pointer[[]byte]
+}
+
+// job is a Spec with its parsed schedule and live state (guarded by
+// Runner.mu).
+type job struct {
+	spec  Spec
+	sched cron.Schedule
+	id    uint64
+
+	active  int        // runs in progress
+	next    time.Time  // next instant while leading, zero otherwise
+	last    *RunRecord // most recent finished run
+	skipped Counters
+}
+
+// Counters count instants that were due but not started, by reason.
+type Counters struct {
+	// Overlap: a previous run was still going (overlap: skip).
+	Overlap uint64 `json:"overlap"`
+	// Refused: CanRun said this node must not act as leader.
+	Refused uint64 `json:"refused"`
+	// Misfired: fell due while no node could run it and the misfire
+	// policy (or misfire_grace) said skip.
+	Misfired uint64 `json:"misfired"`
+	// AlreadyStarted: a previous leader had already started it.
+	AlreadyStarted uint64 `json:"already_started"`
+}
+
+// NewRunner validates cfg.Jobs and returns a Runner that is idle until its
+// Callbacks report leadership.
+func NewRunner(cfg RunnerConfig) (*Runner, error) {
+	if err := ValidateAll(cfg.Jobs); err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = DefaultKillGrace
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	r := &Runner{
+		cfg:  cfg,
+		log:  log,
+		byID: map[uint64]*job{},
+		own:  map[uint64]LedgerEntry{},
+		exec: proc.Run,
+	}
+	r.stopCtx, r.stop = context.WithCancel(context.Background())
+	for _, s := range cfg.Jobs {
+		sched, err := ParseSchedule(s.Schedule)
+		if err != nil { // cannot happen after ValidateAll
+			return nil, fmt.Errorf("jobs: %s: schedule: %w", s.Name, err)
+		}
+		j := &job{spec: s, sched: sched, id: JobIDOf(s.Name)}
+		if other, dup := r.byID[j.id]; dup {
+			return nil, fmt.Errorf("jobs: job names %q and %q have the same ledger id; rename one", other.spec.Name, s.Name)
+		}
+		r.byID[j.id] = j
+		r.jobs = append(r.jobs, j)
+	}
+	return r, nil
+}
+
+// Callbacks returns the callbacks to give the Elector (combined with others
+// via election.Combine). OnStartedLeading starts scheduling under the
+// leadership's term; the leadership context's cancellation stops it and,
+// per on_leader_loss, the running jobs.
+func (r *Runner) Callbacks() election.Callbacks {
+	return election.Callbacks{
+		OnStartedLeading: r.startLeading,
+		OnStoppedLeading: func() {
+			r.mu.Lock()
+			term := r.term
+			r.term = 0
+			r.mu.Unlock()
+			r.log.Info("jobs: stopped leading; no new runs", "term", term)
+		},
+		OnNewLeader: func(l election.LeaderInfo) {
+			r.mu.Lock()
+			r.leader = l
+			r.mu.Unlock()
+		},
+	}
+}
+
+// Wait blocks until every scheduling loop and run has ended. Call it after
+// the Elector's Run has returned (so leadership has ended and cancel-policy
+// runs are being stopped). Runs with on_leader_loss: finish are waited for
+// until ctx ends; then they are cancelled too (SIGTERM, SIGKILL after the
+// kill grace) and Wait returns ctx.Err() once they are gone.
+func (r *Runner) Wait(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		r.stop()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// environ returns the base environment for a run.
+func (r *Runner) environ() []string {
+	if r.cfg.Environ != nil {
+		return r.cfg.Environ
+	}
+	return os.Environ()
+}
