@@ -13,7 +13,8 @@ import (
 //
 // leader_changes_total counts OnNewLeader calls that name a leader; a
 // leader going away and the next one appearing is one change, not two.
-// term only grows, as terms do.
+// term only grows, as terms do. Call it once per Elector: each call keeps
+// its own highest term.
 func (m *Metrics) Callbacks() election.Callbacks {
 	var (
 		mu      sync.Mutex

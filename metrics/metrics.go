@@ -92,11 +92,12 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // PacketReceived counts one received election packet. typ is the message
-// type's name (protocol.Type.String()), result what became of it: "ok" if
-// accepted, else why it was dropped (wire.Reason and protocol.DropReason
-// values: "bad_mac", "unsigned", "malformed", "other_cluster",
-// "stale_seq", ...). Both come from small fixed sets;
-// never pass data from the packet itself.
+// type's name (protocol.Type.String(), or "unknown"), result what became of
+// it: "ok" if accepted, else why it was dropped (wire.Reason and
+// protocol.DropReason values: "bad_mac", "unsigned", "malformed",
+// "other_cluster", "stale_seq", ...). Both come from small fixed sets;
+// never pass data from the packet itself. It has the signature of
+// udp.Config.OnPacket, so m.PacketReceived can be passed as is.
 func (m *Metrics) PacketReceived(typ, result string) {
 	m.packets.WithLabelValues(typ, result).Inc()
 }
