@@ -1,0 +1,781 @@
+#!/usr/bin/env bash
+# netns-test.sh: lanleader's proof on a real kernel network. Starts the real
+# binary (--mode=udp) on N nodes in network namespaces joined by a Linux bridge
+# that lives in a namespace of its own, then kills, pauses, partitions and
+# degrades them, and checks leadership and exactly-once job runs from the
+# nodes' own logs.
+#
+#   sudo scripts/netns-test.sh                 # full scenario suite (~2 min)
+#   sudo scripts/netns-test.sh --quick         # start-up, kill, restart, term
+#   sudo scripts/netns-test.sh --bench --rounds 10
+#
+# Run with --help for every option. Needs root, iproute2, nftables (the kernel
+# here has no sch_netem, so faults are nftables rules on the bridge), python3
+# and Go (the binary is built once per run unless --bin is given).
+#
+# Safety: every namespace name carries a per-run prefix (llt<PID>-); links are
+# created inside the switch namespace, never in the root one; addresses are
+# from 198.18.0.0/15. On any exit (success, failure, Ctrl-C, the watchdog) a
+# trap kills exactly the processes inside this run's namespaces and deletes
+# exactly this run's namespaces.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+# shellcheck source=lib/netns.sh
+source "$HERE/lib/netns.sh"
+HELPER="$HERE/lib/netns_helper.py"
+
+usage() {
+	cat <<EOF
+usage: sudo $0 [options]
+
+Scenario suite (default): start-up, loss, kill, restart, term, pause,
+partition, oneway, then the exactly-once check over the job logs.
+
+options:
+  --nodes N            nodes (default 5; 3 with --bench)
+  --bin PATH           use this lanleader binary instead of building one
+  --quick              only start-up, kill, restart and term
+  --scenarios LIST     comma-separated subset of: startup,loss,kill,restart,
+                       term,pause,partition,oneway (env NETNS_SCENARIOS)
+  --interval D         heartbeat interval for the suite (default 200ms)
+  --misses M           missed heartbeats before suspicion (default 3)
+  --loss-seconds S     duration of the 10 % loss scenario (default 20)
+  --bench              failover benchmark instead of the suite
+  --rounds R           benchmark rounds per series (default 10)
+  --out FILE           benchmark JSON summary (default ./netns-bench.json)
+  --keep               keep the log directory even when everything passed
+  --max-seconds S      watchdog: abort the whole run after S s (default 900)
+  --selftest           build the topology, check broadcast and the nftables
+                       faults with probe packets, tear down; no daemon needed
+  -h, --help           this help
+
+Bounds (ms; env overrides): FAILOVER_BOUND_MS (default misses*interval +
+interval + 100), RESIGN_BOUND_MS (default 2*interval + 100), HEAL_BOUND_MS
+(default FAILOVER_BOUND_MS), POLL_SLACK_MS (500: status polling overhead).
+EOF
+}
+
+# --- options ----------------------------------------------------------------
+
+NODES=""
+BIN=""
+MODE=suite
+ROUNDS=10
+OUT="$PWD/netns-bench.json"
+KEEP=0
+MAX_SECONDS=900
+INTERVAL=200ms
+MISSES=3
+LOSS_SECONDS=20
+SCENARIOS=${NETNS_SCENARIOS:-startup,loss,kill,restart,term,pause,partition,oneway}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--nodes) NODES=$2; shift 2 ;;
+	--bin) BIN=$2; shift 2 ;;
+	--quick) SCENARIOS=startup,kill,restart,term; shift ;;
+	--scenarios) SCENARIOS=$2; shift 2 ;;
+	--interval) INTERVAL=$2; shift 2 ;;
+	--misses) MISSES=$2; shift 2 ;;
+	--loss-seconds) LOSS_SECONDS=$2; shift 2 ;;
+	--bench) MODE=bench; shift ;;
+	--rounds) ROUNDS=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	--keep) KEEP=1; shift ;;
+	--max-seconds) MAX_SECONDS=$2; shift 2 ;;
+	--selftest) MODE=selftest; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "netns-test: unknown option '$1' (try --help)" >&2; exit 2 ;;
+	esac
+done
+[ -n "$NODES" ] || { [ "$MODE" = bench ] && NODES=3 || NODES=5; }
+[[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 3 && NODES <= 50)) || { echo "netns-test: --nodes must be 3..50, got '$NODES'" >&2; exit 2; }
+[[ $ROUNDS =~ ^[0-9]+$ ]] && ((ROUNDS >= 1)) || { echo "netns-test: --rounds must be a positive integer, got '$ROUNDS'" >&2; exit 2; }
+
+# dur_ms 200ms|1s|1.5s → milliseconds
+dur_ms() {
+	case $1 in
+	*ms) echo "${1%ms}" ;;
+	*s) python3 -c "print(int(float('${1%s}')*1000))" ;;
+	*) echo "netns-test: bad duration '$1' (use e.g. 200ms or 1s)" >&2; return 1 ;;
+	esac
+}
+
+# --- results ----------------------------------------------------------------
+
+PASSED=0
+FAILED=0
+FAILURES=()
+pass() { PASSED=$((PASSED + 1)); echo "PASS  $*"; }
+fail() { FAILED=$((FAILED + 1)); FAILURES+=("$*"); echo "FAIL  $*"; }
+info() { echo "      $*"; }
+say() { echo "== $*"; }
+
+# --- set-up and teardown ----------------------------------------------------
+
+[ "$(id -u)" -eq 0 ] || { echo "netns-test: must run as root (network namespaces)" >&2; exit 2; }
+for tool in ip nft python3; do
+	command -v "$tool" >/dev/null || { echo "netns-test: '$tool' not found (apt-get install -y iproute2 nftables python3)" >&2; exit 2; }
+done
+
+WORK=$(mktemp -d /tmp/llt-netns.XXXXXX)
+ROOT_LINKS_BEFORE=$(ip -o link show | awk -F': ' '{print $2}' | sort | tr '\n' ' ')
+WATCHDOG=""
+CLEANED=0
+
+teardown() {
+	[ "$CLEANED" = 1 ] && return 0
+	CLEANED=1
+	[ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null && wait "$WATCHDOG" 2>/dev/null
+	WATCHDOG=""
+	llt_cleanup
+}
+
+on_exit() {
+	local rc=$?
+	trap - EXIT INT TERM
+	teardown
+	local left
+	left=$(llt_leftovers)
+	[ -n "$left" ] && echo "netns-test: LEFT BEHIND: $left" >&2 && rc=1
+	if [ "$rc" -ne 0 ] || [ "$KEEP" = 1 ]; then
+		echo "netns-test: logs kept in $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+	exit "$rc"
+}
+trap on_exit EXIT
+trap 'echo "netns-test: interrupted" >&2; exit 130' INT
+trap 'echo "netns-test: terminated (watchdog or signal)" >&2; exit 143' TERM
+
+# The watchdog ends a run that hangs anywhere; it polls once a second so it
+# leaves no long-lived child behind.
+(
+	end=$((SECONDS + MAX_SECONDS))
+	while kill -0 $$ 2>/dev/null; do
+		if ((SECONDS >= end)); then
+			echo "netns-test: watchdog: run exceeded ${MAX_SECONDS}s, aborting" >&2
+			kill -TERM $$
+			exit 0
+		fi
+		sleep 1
+	done
+) &
+WATCHDOG=$!
+
+# --- self-test of the network (no daemon) -------------------------------------
+
+PROBE_PORT=7499
+
+# probe FROM "TO..." prints how many of 20 broadcast probes each TO received.
+probe() {
+	local from=$1 i pids=() outs=()
+	for i in $2; do
+		ip netns exec "$(llt_ns "$i")" python3 "$HELPER" udp-recv "$PROBE_PORT" 1.0 >"$WORK/probe.$i" &
+		pids+=($!)
+	done
+	sleep 0.3
+	ip netns exec "$(llt_ns "$from")" python3 "$HELPER" udp-send "${LLT_NET}.255" "$PROBE_PORT" 20
+	for i in "${pids[@]}"; do wait "$i"; done
+	for i in $2; do outs+=("$i=$(cat "$WORK/probe.$i")"); done
+	echo "${outs[*]}"
+}
+
+# expect_counts "I..." N prints the probe result every node in I... should see.
+expect_counts() { local i out=""; for i in $1; do out+="$i=$2 "; done; echo "${out% }"; }
+
+selftest_network() {
+	local others far r want back
+	others=$(seq -s ' ' 2 "$NODES")
+	far=$(seq -s ' ' 3 "$NODES")
+	r=$(probe 1 "$others")
+	want=$(expect_counts "$others" 20)
+	if [ "$r" = "$want" ]; then pass "network: broadcast from n1 crosses the bridge to every node ($r)"; else fail "network: broadcast from n1: got '$r', want '$want'"; fi
+	llt_partition "1 2" "$far"
+	r=$(probe 1 "$others")
+	want="2=20 $(expect_counts "$far" 0)"
+	if [ "$r" = "$want" ]; then pass "network: partition {1,2}|{3..$NODES} blocks only across ($r)"; else fail "network: partition: got '$r', want '$want'"; fi
+	llt_heal
+	llt_oneway 1 2
+	r=$(probe 1 "2 3")
+	back=$(probe 2 "1")
+	if [ "$r" = "2=0 3=20" ] && [ "$back" = "1=20" ]; then
+		pass "network: one-way drop n1→n2 only (n1→: $r; n2→: $back)"
+	else
+		fail "network: one-way drop n1→n2: got '$r' and '$back', want '2=0 3=20' and '1=20'"
+	fi
+	llt_heal
+	llt_loss 50
+	r=$(probe 1 "$others")
+	llt_heal
+	if [ "$r" != "$(expect_counts "$others" 20)" ] && [ "$r" != "$(expect_counts "$others" 0)" ]; then
+		pass "network: 50 % random loss drops some, not all ($r of 20)"
+	else
+		fail "network: 50 % random loss: got '$r'"
+	fi
+	r=$(probe 1 "$others")
+	want=$(expect_counts "$others" 20)
+	if [ "$r" = "$want" ]; then pass "network: healed: broadcast reaches every node again"; else fail "network: after heal got '$r', want '$want'"; fi
+}
+
+# --- daemon control -----------------------------------------------------------
+
+HTTP_PORT=7484
+UDP_PORT=7483
+CLUSTER="llt$$"
+
+write_config() {
+	cat >"$WORK/config.yaml" <<EOF
+jobs:
+  - name: tick
+    schedule: "@every 1s"
+    shell: 'echo "\$LANLEADER_NODE \$LANLEADER_TERM \$LANLEADER_SCHEDULED_AT" >> $WORK/jobs-\$LANLEADER_NODE.log'
+    misfire: run-once
+EOF
+}
+
+# node_start I starts node I's daemon (stderr → n I.log, appended across restarts).
+node_start() {
+	local i=$1
+	local ns
+	ns=$(llt_ns "$i")
+	echo "{\"time\":\"$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)\",\"msg\":\"netns-test: start\",\"node\":\"n$i\"}" >>"$WORK/n$i.log"
+	# setsid keeps a Ctrl-C on the terminal from reaching the daemons: the
+	# trap stops them. Background children are not group leaders, so
+	# setsid execs in place and $! is the daemon's PID.
+	setsid ip netns exec "$ns" "$BIN" run --mode=udp --config "$WORK/config.yaml" \
+		--node-id "n$i" --bind "$(llt_ip "$i")" --port "$UDP_PORT" --cluster "$CLUSTER" \
+		--interval "$INTERVAL" --misses "$MISSES" --http "127.0.0.1:$HTTP_PORT" \
+		--log-format=json >>"$WORK/n$i.out" 2>>"$WORK/n$i.log" </dev/null &
+	LLT_DAEMON_PID[$i]=$!
+}
+
+# node_status I sets ROLE, LEADER (node index or ""), TERM from node I's
+# status endpoint; returns 1 if it does not answer within 2 s.
+node_status() {
+	local out
+	out=$(timeout 2 ip netns exec "$(llt_ns "$1")" "$BIN" status --http "127.0.0.1:$HTTP_PORT" --json 2>/dev/null) || return 1
+	parse_status "$out"
+}
+
+parse_status() {
+	local s=${1//[$' \t\r\n']/}
+	ROLE="" LEADER="" TERM=""
+	[[ $s =~ \"role\":\"([a-z]+)\" ]] && ROLE=${BASH_REMATCH[1]}
+	[[ $s =~ \"leader\":\{\"id\":\"n([0-9]+)\" ]] && LEADER=${BASH_REMATCH[1]}
+	[[ $s =~ \"term\":([0-9]+) ]] && TERM=${BASH_REMATCH[1]}
+	[ -n "$ROLE" ]
+}
+
+# agree "I..." succeeds when, asked in parallel, every listed node answers,
+# exactly one says it leads, and all name it; sets AGREED (index), AGREED_TERM
+# and VIEW (a one-line summary for messages).
+agree() {
+	local i pids=() leaders=() lead=""
+	AGREED="" AGREED_TERM="" VIEW=""
+	for i in $1; do
+		(timeout 2 ip netns exec "$(llt_ns "$i")" "$BIN" status --http "127.0.0.1:$HTTP_PORT" --json >"$WORK/st.$i" 2>/dev/null || : >"$WORK/st.$i") &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	local ok=0
+	for i in $1; do
+		if parse_status "$(cat "$WORK/st.$i")"; then
+			VIEW+="n$i:$ROLE/n${LEADER:-?}/t$TERM "
+			[ "$ROLE" = leader ] && leaders+=("$i") && AGREED_TERM=$TERM
+		else
+			VIEW+="n$i:down "
+			ok=1
+		fi
+	done
+	[ "${#leaders[@]}" -eq 1 ] || return 1
+	lead=${leaders[0]}
+	for i in $1; do
+		parse_status "$(cat "$WORK/st.$i")" || return 1
+		[ "$LEADER" = "$lead" ] || return 1
+	done
+	AGREED=$lead
+	return $ok
+}
+
+alive_nodes() {
+	local i out=""
+	for ((i = 1; i <= NODES; i++)); do
+		[ -n "${LLT_DAEMON_PID[$i]:-}" ] && out+="$i "
+	done
+	echo "${out% }"
+}
+
+without() { local x out=""; for x in $1; do [ "$x" != "$2" ] && out+="$x "; done; echo "${out% }"; }
+
+logs_of() { local i out=""; for i in $1; do out+="$WORK/n$i.log "; done; echo "$out"; }
+
+# leader_at_ms AFTER "NODES" prints "ms index" of the first "became leader"
+# logged by one of NODES after AFTER (ms).
+first_leader_after() {
+	local r
+	# shellcheck disable=SC2046
+	r=$(python3 "$HELPER" first-event --after "$1" --msg "became leader" $(logs_of "$2")) || return 1
+	local f=${r#* }
+	f=${f##*/n}
+	echo "${r%% *} ${f%.log}"
+}
+
+count_events() {
+	# shellcheck disable=SC2046
+	python3 "$HELPER" count-events --from "$1" --to "$2" --msg "became leader" --msg "stopped leading" --msg "leader changed" $(logs_of "$3")
+}
+
+ms_between() { python3 -c "print(round(float('$2') - float('$1')))"; }
+
+# settle: every running node agrees on one leader (bounded). Scenarios start
+# from here so that one failure does not cascade silently.
+settle() {
+	local alive
+	alive=$(alive_nodes)
+	if ! llt_poll 10000 100 agree "$alive"; then
+		fail "$1: cluster did not settle on one leader within 10 s before the scenario ($VIEW)"
+		return 1
+	fi
+}
+
+FAILOVERS=()  # NAME:FROM_MS:TO_MS windows for missed-instant reporting
+EXCLUDED=()   # NAME:FROM_MS:TO_MS windows where duplicates are expected
+
+# --- scenarios ----------------------------------------------------------------
+
+sc_startup() {
+	say "start-up: $NODES nodes"
+	local t0 i
+	t0=$(llt_now_ms)
+	for ((i = 1; i <= NODES; i++)); do node_start "$i"; done
+	if llt_poll 10000 100 agree "$(alive_nodes)"; then
+		pass "startup: exactly one leader (n$AGREED, term $AGREED_TERM), all $NODES agree after $(($(llt_now_ms) - t0)) ms"
+	else
+		fail "startup: no single agreed leader within 10 s ($VIEW)"
+		return
+	fi
+	local n
+	n=$(count_events "$t0" "$(llt_now_ms)" "$(alive_nodes)")
+	info "leadership log lines during start-up: $n"
+}
+
+sc_kill() {
+	say "SIGKILL the leader (bound ${FAILOVER_BOUND_MS} ms)"
+	settle kill || return
+	local L=$AGREED t0 r
+	t0=$(llt_now_ms)
+	llt_node_crash "$L"
+	KILLED=$L
+	local rest
+	rest=$(alive_nodes)
+	if ! llt_poll $((FAILOVER_BOUND_MS + 5000)) 50 agree "$rest"; then
+		fail "kill: survivors did not agree on a new leader within $((FAILOVER_BOUND_MS + 5000)) ms of killing n$L ($VIEW)"
+		FAILOVERS+=("kill:$((t0 - 1000)):$(($(llt_now_ms) + 2000))")
+		return
+	fi
+	local t_agree
+	t_agree=$(llt_now_ms)
+	FAILOVERS+=("kill:$((t0 - 1000)):$((t_agree + 2000))")
+	if ! r=$(first_leader_after "$t0" "$rest"); then
+		fail "kill: n$AGREED leads but logged no 'became leader' after the kill"
+		return
+	fi
+	local ms
+	ms=$(ms_between "$t0" "${r%% *}")
+	if ((ms <= FAILOVER_BOUND_MS)); then
+		pass "kill: n$L killed, n${r##* } became leader after $ms ms (bound $FAILOVER_BOUND_MS); all survivors agree"
+	else
+		fail "kill: n$L killed, n${r##* } became leader after $ms ms > bound $FAILOVER_BOUND_MS"
+	fi
+}
+
+sc_restart() {
+	say "restart a killed node: joins as follower"
+	local K=${KILLED:-}
+	if [ -z "$K" ]; then
+		K=$(alive_nodes)
+		K=${K##* }
+		settle restart || return
+		llt_node_crash "$K"
+	fi
+	settle restart || return
+	local L=$AGREED T=$AGREED_TERM t0
+	t0=$(llt_now_ms)
+	node_start "$K"
+	KILLED=""
+	if ! llt_poll 5000 100 agree "$(alive_nodes)"; then
+		fail "restart: n$K did not join within 5 s ($VIEW)"
+		return
+	fi
+	sleep 2 # observe: a preempting node would take over in this time
+	local became
+	became=$(count_events "$t0" "$(llt_now_ms)" "$K")
+	if agree "$(alive_nodes)" && [ "$AGREED" = "$L" ] && [ "$AGREED_TERM" = "$T" ] &&
+		! python3 "$HELPER" first-event --after "$t0" --msg "became leader" "$WORK/n$K.log" >/dev/null; then
+		pass "restart: n$K rejoined as follower of n$L (term $T unchanged, no preemption)"
+	else
+		fail "restart: after n$K rejoined: leader n$AGREED term $AGREED_TERM (was n$L term $T), n$K leadership log lines: $became ($VIEW)"
+	fi
+}
+
+sc_term() {
+	say "SIGTERM the leader: RESIGN handoff (bound ${RESIGN_BOUND_MS} ms)"
+	settle term || return
+	local L=$AGREED t0 r rest
+	rest=$(without "$(alive_nodes)" "$L")
+	t0=$(llt_now_ms)
+	kill -TERM "${LLT_DAEMON_PID[$L]}"
+	llt_poll 5000 20 llt_pid_gone "${LLT_DAEMON_PID[$L]}" || info "n$L still running 5 s after SIGTERM"
+	llt_node_crash "$L" # collects the exit code; kills only if it is still there
+	local rc=$LLT_EXIT_CODE
+	if ! llt_poll $((RESIGN_BOUND_MS + 5000)) 50 agree "$rest"; then
+		fail "term: no agreed successor after SIGTERM to n$L ($VIEW)"
+	else
+		FAILOVERS+=("term:$((t0 - 1000)):$(($(llt_now_ms) + 2000))")
+		if r=$(first_leader_after "$t0" "$rest"); then
+			local ms
+			ms=$(ms_between "$t0" "${r%% *}")
+			if ((ms <= RESIGN_BOUND_MS)); then
+				pass "term: n$L resigned, n${r##* } became leader after $ms ms (bound $RESIGN_BOUND_MS)"
+			else
+				fail "term: n$L resigned, n${r##* } became leader after $ms ms > bound $RESIGN_BOUND_MS"
+			fi
+		else
+			fail "term: n$AGREED leads but logged no 'became leader' after the SIGTERM"
+		fi
+	fi
+	if [ "$rc" = 0 ]; then pass "term: n$L exited 0 on SIGTERM"; else fail "term: n$L exited $rc on SIGTERM (want 0)"; fi
+	node_start "$L"
+	llt_poll 5000 100 agree "$(alive_nodes)" || info "n$L did not rejoin within 5 s ($VIEW)"
+}
+
+sc_pause() {
+	local pause_ms=$((5 * MISSES * INTERVAL_MS))
+	say "SIGSTOP the leader for $pause_ms ms, then SIGCONT"
+	settle pause || return
+	local L=$AGREED T=$AGREED_TERM t0 rest
+	rest=$(without "$(alive_nodes)" "$L")
+	t0=$(llt_now_ms)
+	llt_node_signal STOP "$L"
+	if llt_poll $((FAILOVER_BOUND_MS + 5000)) 50 agree "$rest"; then
+		info "pause: n$AGREED took over (term $AGREED_TERM) while n$L was stopped"
+	else
+		fail "pause: no agreed successor while n$L was stopped ($VIEW)"
+	fi
+	local left=$((t0 + pause_ms - $(llt_now_ms)))
+	((left > 0)) && sleep "$(printf '%d.%03d' $((left / 1000)) $((left % 1000)))"
+	local lines=0
+	[ -f "$WORK/jobs-n$L.log" ] && lines=$(wc -l <"$WORK/jobs-n$L.log")
+	llt_node_signal CONT "$L"
+	if ! llt_poll $((FAILOVER_BOUND_MS + 5000)) 100 agree "$(alive_nodes)"; then
+		fail "pause: after SIGCONT the cluster did not agree on one leader ($VIEW)"
+	fi
+	sleep 2 # let a woken leader that forgot it was replaced show itself
+	FAILOVERS+=("pause:$((t0 - 1000)):$(llt_now_ms)")
+	local bad
+	if bad=$(python3 "$HELPER" pause-check "$WORK/jobs-n$L.log" "$lines" "$T" "$t0"); then
+		pass "pause: n$L ran no job under its old term $T after waking (new leader n$AGREED)"
+	else
+		fail "pause: n$L ran jobs as the deposed leader (term $T) after SIGCONT: $(echo "$bad" | tr '\n' ';')"
+	fi
+	if agree "$(alive_nodes)" && [ "$AGREED" != "$L" ]; then
+		pass "pause: n$L follows n$AGREED after waking"
+	else
+		fail "pause: after waking, leader is n${AGREED:-?} (paused node n$L should follow) ($VIEW)"
+	fi
+}
+
+sc_partition() {
+	say "partition then heal (heal bound ${HEAL_BOUND_MS} ms)"
+	settle partition || return
+	local L=$AGREED all a b x
+	all=$(alive_nodes)
+	# The leader and one follower on the small side, the rest on the other.
+	for x in $(without "$all" "$L"); do b+="$x "; done
+	a="$L ${b%% *}"
+	b=$(without "${b% }" "${b%% *}")
+	local t0
+	t0=$(llt_now_ms)
+	llt_partition "$a" "$b"
+	if llt_poll $((FAILOVER_BOUND_MS + 5000)) 100 agree "$b"; then
+		local lb=$AGREED
+		if agree "$a"; then
+			pass "partition: {$a} keeps n$AGREED, {$b} elected n$lb (one leader per side)"
+		else
+			fail "partition: side {$a} has no single leader ($VIEW)"
+		fi
+	else
+		fail "partition: side {$b} did not elect one leader ($VIEW)"
+	fi
+	sleep 2 # both sides run jobs: duplicates here are expected without quorum
+	local th
+	th=$(llt_now_ms)
+	llt_heal
+	if llt_poll $((HEAL_BOUND_MS + 5000)) 50 agree "$all"; then
+		local ta ms
+		ta=$(llt_now_ms)
+		ms=$((ta - th))
+		EXCLUDED+=("partition:$t0:$((ta + 1000))")
+		FAILOVERS+=("partition:$((t0 - 1000)):$((ta + 2000))")
+		if ((ms <= HEAL_BOUND_MS + POLL_SLACK_MS)); then
+			pass "partition: after heal one leader (n$AGREED, term $AGREED_TERM) agreed by all within $ms ms (bound $HEAL_BOUND_MS + poll $POLL_SLACK_MS)"
+		else
+			fail "partition: after heal agreement took $ms ms > $HEAL_BOUND_MS + $POLL_SLACK_MS"
+		fi
+	else
+		EXCLUDED+=("partition:$t0:$(($(llt_now_ms) + 1000))")
+		fail "partition: no single leader within $((HEAL_BOUND_MS + 5000)) ms of healing ($VIEW)"
+	fi
+}
+
+sc_oneway() {
+	local hold=5000
+	say "one-way loss leader→one follower for $hold ms"
+	settle oneway || return
+	local L=$AGREED all F t0 t1
+	all=$(alive_nodes)
+	F=$(without "$all" "$L")
+	F=${F%% *}
+	t0=$(llt_now_ms)
+	llt_oneway "$L" "$F"
+	sleep "$((hold / 1000))"
+	t1=$(llt_now_ms)
+	local changes
+	changes=$(python3 "$HELPER" count-events --from "$t0" --to "$t1" --msg "became leader" $(logs_of "$all"))
+	local leaders=0 i
+	agree "$all"
+	for i in $all; do
+		parse_status "$(cat "$WORK/st.$i")" && [ "$ROLE" = leader ] && leaders=$((leaders + 1))
+	done
+	info "oneway: n$L→n$F dropped; new leaders during the window: $changes; at its end: $VIEW"
+	if ((changes <= 1)) && ((leaders == 1)); then
+		pass "oneway: no flapping ($changes leader change(s)) and one leader at the end of the window"
+	else
+		fail "oneway: $changes leader changes in ${hold} ms and $leaders leaders at the end ($VIEW)"
+	fi
+	llt_heal
+	if llt_poll $((HEAL_BOUND_MS + 5000)) 50 agree "$all"; then
+		pass "oneway: after removing the drop all agree on n$AGREED"
+	else
+		fail "oneway: after removing the drop no agreement ($VIEW)"
+	fi
+	EXCLUDED+=("oneway:$t0:$(($(llt_now_ms) + 1000))")
+	FAILOVERS+=("oneway:$((t0 - 1000)):$(($(llt_now_ms) + 2000))")
+}
+
+sc_loss() {
+	say "10 % random loss on every link for ${LOSS_SECONDS} s"
+	settle loss || return
+	local L=$AGREED T=$AGREED_TERM all t0 t1 fwd0 drop0 fwd1 drop1
+	all=$(alive_nodes)
+	fwd0=$(llt_counter forward)
+	llt_loss 10
+	t0=$(llt_now_ms)
+	sleep "$LOSS_SECONDS"
+	t1=$(llt_now_ms)
+	drop1=$(llt_counter loss)
+	fwd1=$(llt_counter forward)
+	llt_heal
+	local changes
+	changes=$(count_events "$t0" "$t1" "$all")
+	info "loss: $drop1 of $((fwd1 - fwd0)) forwarded frames dropped"
+	if [ "$changes" = 0 ] && agree "$all" && [ "$AGREED" = "$L" ] && [ "$AGREED_TERM" = "$T" ]; then
+		pass "loss: no leader change in ${LOSS_SECONDS} s at 10 % loss (n$L, term $T)"
+	else
+		fail "loss: $changes leadership log lines during 10 % loss; now n$AGREED term $AGREED_TERM, was n$L term $T ($VIEW)"
+	fi
+}
+
+check_exactly_once() {
+	say "exactly-once from the job logs"
+	local args=() w
+	for w in "${EXCLUDED[@]}"; do args+=(--excluded "$w"); done
+	for w in "${FAILOVERS[@]}"; do args+=(--failover "$w"); done
+	local f res
+	f=$(ls "$WORK"/jobs-n*.log 2>/dev/null)
+	if [ -z "$f" ]; then
+		fail "exactly-once: no job ran on any node (no $WORK/jobs-n*.log)"
+		return
+	fi
+	# shellcheck disable=SC2086
+	res=$(python3 "$HELPER" jobs "${args[@]}" $f) || { fail "exactly-once: analysis failed"; return; }
+	echo "$res" >"$WORK/exactly-once.json"
+	python3 - "$WORK/exactly-once.json" <<-'EOF'
+		import json, sys
+		r = json.load(open(sys.argv[1]))
+		print("      runs %d, distinct instants %d, missed instants %d" % (r["runs"], r["instants"], r["missed_total"]))
+		for f in r["missed_per_failover"]:
+		    print("      missed during %-10s %d" % (f["failover"], f["missed"]))
+		for d in r["duplicates_in_excluded_windows"]:
+		    print("      duplicate (expected, %s window): %s %s" % (d["window"], d["instant"], " ".join(d["runs"])))
+		for d in r["duplicates"]:
+		    print("      DUPLICATE: %s %s" % (d["instant"], " ".join(d["runs"])))
+	EOF
+	local n
+	n=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['duplicates']))" "$WORK/exactly-once.json")
+	if [ "$n" = 0 ]; then
+		pass "exactly-once: no scheduled instant ran twice outside the partition windows"
+	else
+		fail "exactly-once: $n instants ran on two nodes outside partition windows (see $WORK/exactly-once.json)"
+	fi
+}
+
+# --- benchmark ----------------------------------------------------------------
+
+# resources LABEL SECONDS: RSS and CPU of every daemon over an idle period.
+resources() {
+	local label=$1 secs=$2 i pid hz t0 t1
+	hz=$(getconf CLK_TCK)
+	declare -A c0=()
+	agree "$(alive_nodes)"
+	local lead=$AGREED
+	for i in $(alive_nodes); do
+		pid=${LLT_DAEMON_PID[$i]}
+		c0[$i]=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	done
+	t0=$(llt_now_ms)
+	sleep "$secs"
+	t1=$(llt_now_ms)
+	for i in $(alive_nodes); do
+		pid=${LLT_DAEMON_PID[$i]}
+		local c1 rss cpu role=follower
+		c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+		rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
+		cpu=$(python3 -c "print(round(($c1 - ${c0[$i]}) / $hz / (($t1 - $t0) / 1000) * 100, 2))")
+		[ "$i" = "$lead" ] && role=leader
+		RESOURCES+=("$label:n$i:$role:$rss:$cpu")
+	done
+}
+
+# bench_series NAME SIGNAL: ROUNDS failovers of the current leader.
+bench_series() {
+	local name=$1 how=$2 r L t0 res ms rest samples=""
+	for ((r = 1; r <= ROUNDS; r++)); do
+		if ! llt_poll 10000 50 agree "$(alive_nodes)"; then
+			echo "bench: $name round $r: cluster did not settle ($VIEW)" >&2
+			BENCH_ERRORS=$((BENCH_ERRORS + 1))
+			continue
+		fi
+		sleep "$(python3 -c "print(max(1.0, 5 * $INTERVAL_MS / 1000))")" # detectors warm after the last change
+		L=$AGREED
+		rest=$(without "$(alive_nodes)" "$L")
+		t0=$(llt_now_ms)
+		if [ "$how" = kill ]; then
+			llt_node_crash "$L"
+		else
+			kill -TERM "${LLT_DAEMON_PID[$L]}"
+			llt_poll 5000 20 llt_pid_gone "${LLT_DAEMON_PID[$L]}"
+			llt_node_crash "$L"
+		fi
+		if llt_poll 10000 20 agree "$rest" && res=$(first_leader_after "$t0" "$rest"); then
+			ms=$(ms_between "$t0" "${res%% *}")
+			samples+="$ms,"
+			echo "bench: $name round $r: n$L → n${res##* } in $ms ms"
+		else
+			echo "bench: $name round $r: no new leader ($VIEW)" >&2
+			BENCH_ERRORS=$((BENCH_ERRORS + 1))
+		fi
+		node_start "$L"
+	done
+	SERIES+=("$name:${samples%,}")
+}
+
+cluster_stop() {
+	local i
+	for i in $(alive_nodes); do llt_node_crash "$i"; done
+}
+
+run_bench() {
+	SERIES=()
+	RESOURCES=()
+	BENCH_ERRORS=0
+	local iv
+	for iv in 200ms 50ms; do
+		INTERVAL=$iv
+		INTERVAL_MS=$(dur_ms "$iv")
+		say "bench: interval $iv, $NODES nodes, $ROUNDS rounds of SIGKILL"
+		local i
+		for ((i = 1; i <= NODES; i++)); do node_start "$i"; done
+		llt_poll 10000 100 agree "$(alive_nodes)" || { echo "bench: no leader at start ($VIEW)" >&2; BENCH_ERRORS=$((BENCH_ERRORS + 1)); }
+		resources "$iv" 10
+		bench_series "kill_$iv" kill
+		if [ "$iv" = 200ms ]; then
+			say "bench: interval $iv, $ROUNDS rounds of SIGTERM (RESIGN handoff)"
+			bench_series "handoff_$iv" term
+		fi
+		cluster_stop
+	done
+	say "bench summary ($OUT)"
+	local args=() s
+	for s in "${SERIES[@]}"; do args+=(--series "$s"); done
+	for s in "${RESOURCES[@]}"; do args+=(--resource "$s"); done
+	python3 "$HELPER" bench-summary --out "$OUT" --meta "nodes=$NODES" --meta "rounds=$ROUNDS" \
+		--meta "misses=$MISSES" --meta "kernel=$(uname -r)" --meta "cpus=$(nproc)" \
+		--meta "version=$("$BIN" version 2>/dev/null | head -n1)" \
+		--meta "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${args[@]}"
+	if [ "$BENCH_ERRORS" = 0 ]; then pass "bench: all rounds measured"; else fail "bench: $BENCH_ERRORS rounds failed"; fi
+}
+
+# --- main -----------------------------------------------------------------------
+
+INTERVAL_MS=$(dur_ms "$INTERVAL") || exit 2
+FAILOVER_BOUND_MS=${FAILOVER_BOUND_MS:-$((MISSES * INTERVAL_MS + INTERVAL_MS + 100))}
+RESIGN_BOUND_MS=${RESIGN_BOUND_MS:-$((2 * INTERVAL_MS + 100))}
+HEAL_BOUND_MS=${HEAL_BOUND_MS:-$FAILOVER_BOUND_MS}
+POLL_SLACK_MS=${POLL_SLACK_MS:-500}
+
+echo "netns-test: prefix $LLT_PFX, $NODES nodes, logs in $WORK"
+llt_topology_up "$NODES" || { echo "netns-test: could not build the topology" >&2; exit 1; }
+
+if [ "$MODE" = selftest ]; then
+	selftest_network
+else
+	if [ -z "$BIN" ]; then
+		BIN="$WORK/lanleader"
+		export PATH="$PATH:/usr/local/go/bin"
+		echo "netns-test: building $BIN"
+		(cd "$REPO" && go build -o "$BIN" ./cmd/lanleader) || { echo "netns-test: go build ./cmd/lanleader failed" >&2; exit 1; }
+	fi
+	[ -x "$BIN" ] || { echo "netns-test: --bin $BIN is not executable" >&2; exit 2; }
+	write_config
+	selftest_network
+	if [ "$MODE" = bench ]; then
+		run_bench
+	else
+		KILLED=""
+		IFS=, read -r -a wanted <<<"$SCENARIOS"
+		for s in "${wanted[@]}"; do
+			case $s in
+			startup | loss | kill | restart | term | pause | partition | oneway) ;;
+			*) echo "netns-test: unknown scenario '$s'" >&2; exit 2 ;;
+			esac
+		done
+		# start-up always runs: every other scenario needs the cluster.
+		sc_startup
+		for s in "${wanted[@]}"; do
+			[ "$s" = startup ] || "sc_$s"
+		done
+		check_exactly_once
+	fi
+fi
+
+teardown
+left=$(llt_leftovers)
+links_after=$(ip -o link show | awk -F': ' '{print $2}' | sort | tr '\n' ' ')
+if [ -z "$left" ] && [ "$links_after" = "$ROOT_LINKS_BEFORE" ]; then
+	pass "cleanup: no namespace of this run left; root namespace links unchanged"
+else
+	fail "cleanup: left namespaces: '${left}'; root links before '$ROOT_LINKS_BEFORE' after '$links_after'"
+fi
+
+echo
+if ((FAILED > 0)); then
+	echo "failures:"
+	for f in "${FAILURES[@]}"; do echo "  - $f"; done
+fi
+echo "netns: $PASSED passed, $FAILED failed"
+((FAILED == 0))
