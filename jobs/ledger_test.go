@@ -1,0 +1,108 @@
+package jobs
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC)
+
+func entries(n int) []LedgerEntry {
+	es := make([]LedgerEntry, n)
+	for i := range es {
+		es[i] = LedgerEntry{JobID: JobIDOf(fmt.Sprintf("job-%03d", i)), Instant: t0.Add(time.Duration(i) * time.Minute),
+			Outcome: Outcome(1 + i%5), Term: uint64(100 + i)}
+	}
+	return es
+}
+
+func TestLedgerRoundTrip(t *testing.T) {
+	l := Ledger{Entries: entries(5)}
+	b := l.Encode()
+	got, err := DecodeLedger(b)
+	require.NoError(t, err)
+	assert.False(t, got.Truncated)
+	assert.ElementsMatch(t, l.Entries, got.Entries)
+
+	empty, err := DecodeLedger(Ledger{}.Encode())
+	require.NoError(t, err)
+	assert.Empty(t, empty.Entries)
+}
+
+// The limit: 60 jobs with current instants and terms always fit in
+// MaxLedgerSize; past what fits, the most recently started are kept and the
+// ledger says it is truncated.
+func TestLedgerSizeLimit(t *testing.T) {
+	b := Ledger{Entries: entries(60)}.Encode()
+	assert.LessOrEqual(t, len(b), MaxLedgerSize)
+	l, err := DecodeLedger(b)
+	require.NoError(t, err)
+	assert.False(t, l.Truncated)
+	assert.Len(t, l.Entries, 60)
+	t.Logf("60 entries: %d bytes (%.1f per entry)", len(b), float64(len(b)-3)/60)
+
+	all := entries(500)
+	b = Ledger{Entries: all}.Encode()
+	assert.LessOrEqual(t, len(b), MaxLedgerSize)
+	l, err = DecodeLedger(b)
+	require.NoError(t, err)
+	assert.True(t, l.Truncated)
+	kept := len(l.Entries)
+	assert.Greater(t, kept, 60)
+	t.Logf("500 entries: %d kept in %d bytes", kept, len(b))
+	// entries(i) has instant t0+i min: the newest are the last ones.
+	assert.ElementsMatch(t, all[len(all)-kept:], l.Entries)
+}
+
+func TestLedgerDecodeErrors(t *testing.T) {
+	good := Ledger{Entries: entries(2)}.Encode()
+	dup := Ledger{Entries: []LedgerEntry{entries(1)[0], entries(1)[0]}}.Encode()
+	tests := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "too short"},
+		{"version", append([]byte{9}, good[1:]...), "version 9"},
+		{"flags", append([]byte{1, 0x80}, good[2:]...), "unknown flags"},
+		{"count too big", []byte{1, 0, 50, 1, 2, 3}, "cannot fit"},
+		{"trailing", append(append([]byte(nil), good...), 0), "trailing"},
+		{"cut short", good[:len(good)-1], "entry 1"},
+		{"bad outcome", func() []byte { b := Ledger{Entries: []LedgerEntry{{Instant: t0, Outcome: 9}}}.Encode(); return b }(), "unknown outcome 9"},
+		{"repeated job", dup, "repeated"},
+		{"oversize", make([]byte, MaxLedgerSize+1), "limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeLedger(tt.in)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func FuzzLedgerDecode(f *testing.F) {
+	f.Add(Ledger{Entries: entries(3)}.Encode())
+	f.Add(Ledger{Entries: entries(200)}.Encode())
+	f.Add(Ledger{}.Encode())
+	f.Add([]byte{1, 0, 1})
+	f.Add([]byte{1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, err := DecodeLedger(b)
+		if err != nil {
+			return
+		}
+		// Whatever decodes re-encodes to an equivalent ledger.
+		again, err := DecodeLedger(l.Encode())
+		if err != nil {
+			t.Fatalf("re-encode of a decoded ledger does not decode: %v", err)
+		}
+		if len(again.Entries) != len(l.Entries) || again.Truncated != l.Truncated {
+			t.Fatalf("round trip changed the ledger: %+v vs %+v", l, again)
+		}
+	})
+}
