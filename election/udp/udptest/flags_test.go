@@ -21,7 +21,7 @@ func seeds(t *testing.T, n int) []uint64 {
 	if *flagSeeds > 0 {
 		n = *flagSeeds
 	} else if raceEnabled {
-		n = max(n/4, 1)
+		n = max(n/raceDivisor, 1)
 	}
 	if testing.Short() {
 		n = max(n/10, 1)

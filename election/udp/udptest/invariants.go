@@ -15,7 +15,9 @@ import (
 //   - A follower only ever names a (leader, term) pair that really led.
 //   - While the run is "clean" (no loss, no partition or cut, never every
 //     node down at once), every new leadership's term is greater than every
-//     earlier one: terms strictly increase across leaders.
+//     earlier one: terms strictly increase across leaders; and at most one
+//     running, unpaused node may act as leader (CanActAsLeader) at any
+//     instant.
 type invariants struct {
 	owner         map[uint64]string
 	maxLeaderTerm uint64
@@ -143,4 +145,23 @@ func (s *Sim) Converged() error {
 		}
 	}
 	return nil
+}
+
+// checkExclusion enforces mutual exclusion of CanActAsLeader in clean runs.
+func (s *Sim) checkExclusion() {
+	if s.inv.dirty {
+		return
+	}
+	acting := ""
+	for _, id := range s.ids {
+		sn := s.nodes[id]
+		if !sn.up || sn.paused || !sn.n.CanActAsLeader(s.now) {
+			continue
+		}
+		if acting != "" {
+			s.fail("clean run: %s and %s may both act as leader", acting, id)
+			return
+		}
+		acting = id
+	}
 }

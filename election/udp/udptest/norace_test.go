@@ -2,4 +2,7 @@
 
 package udptest
 
-const raceEnabled = false
+const (
+	raceEnabled = false
+	raceDivisor = 1
+)

@@ -100,6 +100,9 @@ type Sim struct {
 	inv invariants
 	// Figures collected during the run.
 	Counters Counters
+	// AfterEvent, if set, is called after every event (for figures and
+	// extra checks).
+	AfterEvent func()
 	// OnLeader, if set, is called whenever a node becomes leader.
 	OnLeader func(id string, term uint64, at time.Time)
 	// watch maps node → side of the last partition, set by Heal until the
@@ -141,9 +144,7 @@ func New(opts Options, ids ...string) *Sim {
 		link:  opts.Link,
 	}
 	s.inv.init()
-	if s.link.Loss > 0 {
-		s.MarkDirty("loss")
-	}
+	s.checkLinkClean()
 	for _, id := range ids {
 		s.Add(id)
 	}
@@ -178,9 +179,7 @@ func (s *Sim) Rand() *rand.Rand { return s.rng }
 // SetLink changes the network for deliveries scheduled from now on.
 func (s *Sim) SetLink(l Link) {
 	s.link = l
-	if l.Loss > 0 {
-		s.MarkDirty("loss")
-	}
+	s.checkLinkClean()
 	s.logf("link %+v", l)
 }
 
@@ -308,6 +307,16 @@ func (s *Sim) RunUntil(end time.Time, cond func() bool) bool {
 func (s *Sim) step(e *event) {
 	s.now = e.at
 	s.Counters.Events++
+	s.handle(e)
+	if !s.opts.NoCheck {
+		s.checkExclusion()
+	}
+	if s.AfterEvent != nil {
+		s.AfterEvent()
+	}
+}
+
+func (s *Sim) handle(e *event) {
 	switch e.kind {
 	case evFunc:
 		e.fn()
@@ -341,5 +350,17 @@ func (s *Sim) step(e *event) {
 		}
 		sn.n.Step(s.now, e.msg)
 		s.after(sn)
+	}
+}
+
+// checkLinkClean marks the run dirty when the link can lose a message or
+// delay a claim and its answer past the claim window: both make two
+// overlapping leaders legitimate without quorum.
+func (s *Sim) checkLinkClean() {
+	if s.link.Loss > 0 {
+		s.MarkDirty("loss")
+	}
+	if 2*s.link.MaxDelay() >= s.opts.Base.ClaimWindow {
+		s.MarkDirty("delay beyond the claim window")
 	}
 }

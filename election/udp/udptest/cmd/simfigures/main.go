@@ -1,0 +1,134 @@
+// Command simfigures prints the UDP election's simulator figures (failover,
+// resign, heal, start-up storm, flapping under loss) as reported in
+// docs/benchmarks.md. Every figure comes from seeded simulations, so the
+// output is the same on every machine.
+//
+//	go run ./election/udp/udptest/cmd/simfigures -seeds 1000 -days 5
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/udptest"
+)
+
+func main() {
+	seeds := flag.Int("seeds", 1000, "seeded runs per timing figure")
+	stormSeeds := flag.Int("storm-seeds", 100, "seeded 50-node start-up storms")
+	days := flag.Float64("days", 2, "simulated days per flapping figure")
+	only := flag.String("only", "", "run only: failover, resign, heal, storm, flap")
+	flag.Parse()
+	if err := run(*seeds, *stormSeeds, *days, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "simfigures:", err)
+		os.Exit(1)
+	}
+}
+
+func cfg(interval time.Duration, fixed bool) protocol.Config {
+	c := protocol.DefaultLANConfig()
+	c.Interval = interval
+	if fixed {
+		c.MaxMisses = c.Misses
+	}
+	return c
+}
+
+func pct(ds []time.Duration) string {
+	return fmt.Sprintf("p50 %v  p90 %v  p99 %v  max %v",
+		udptest.Percentile(ds, 50).Round(time.Millisecond/10), udptest.Percentile(ds, 90).Round(time.Millisecond/10),
+		udptest.Percentile(ds, 99).Round(time.Millisecond/10), udptest.Percentile(ds, 100).Round(time.Millisecond/10))
+}
+
+func run(seeds, stormSeeds int, days float64, only string) error {
+	link := udptest.LAN
+	intervals := []time.Duration{200 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond}
+	if only == "" || only == "failover" {
+		fmt.Println("## Failover after leader crash (3 nodes, loss-free LAN 0.2±0.1 ms, Misses 3, ClaimWindow 10 ms, BackoffMax Interval/2)")
+		for _, iv := range intervals {
+			c := cfg(iv, false)
+			var ds []time.Duration
+			for s := range seeds {
+				d, err := udptest.Failover(c, 3, link, uint64(s+1))
+				if err != nil {
+					return fmt.Errorf("failover interval %v seed %d: %w", iv, s+1, err)
+				}
+				ds = append(ds, d)
+			}
+			fmt.Printf("interval %-6v %s  (bound %v)\n", iv, pct(ds), udptest.FailoverBound(c, link.MaxDelay()))
+		}
+	}
+	if only == "" || only == "resign" {
+		fmt.Println("\n## New leader after graceful resign (5 nodes)")
+		for _, iv := range intervals {
+			c := cfg(iv, false)
+			var ds []time.Duration
+			for s := range seeds {
+				d, err := udptest.Resign(c, 5, link, uint64(s+1))
+				if err != nil {
+					return fmt.Errorf("resign interval %v seed %d: %w", iv, s+1, err)
+				}
+				ds = append(ds, d)
+			}
+			fmt.Printf("interval %-6v %s  (bound %v)\n", iv, pct(ds), udptest.ResignBound(c, link.MaxDelay()))
+		}
+	}
+	if only == "" || only == "heal" {
+		fmt.Println("\n## Healed partition (5 nodes split at random), from first packet crossing")
+		for _, iv := range intervals {
+			c := cfg(iv, false)
+			var one, all []time.Duration
+			for s := range seeds {
+				r, err := udptest.Heal(c, 5, link, uint64(s+1))
+				if err != nil {
+					return fmt.Errorf("heal interval %v seed %d: %w", iv, s+1, err)
+				}
+				one, all = append(one, r.OneLeader), append(all, r.Agreed)
+			}
+			fmt.Printf("interval %-6v one leader: %s\n", iv, pct(one))
+			fmt.Printf("interval %-6v all agree:  %s  (bound 2×interval = %v)\n", iv, pct(all), 2*iv)
+		}
+	}
+	if only == "" || only == "storm" {
+		fmt.Println("\n## Start-up storm: 50 nodes started within one interval (200 ms), equal priority")
+		var conv []time.Duration
+		var cand, claims, leads, maxCand uint64
+		for s := range stormSeeds {
+			r, err := udptest.Storm(cfg(200*time.Millisecond, false), 50, link, uint64(s+1))
+			if err != nil {
+				return fmt.Errorf("storm seed %d: %w", s+1, err)
+			}
+			conv = append(conv, r.Converge)
+			cand += r.Candidacies
+			claims += r.Claims
+			leads += uint64(r.Leaderships)
+			maxCand = max(maxCand, r.Candidacies)
+		}
+		n := float64(stormSeeds)
+		fmt.Printf("runs %d: candidacies/election mean %.2f max %d; CLAIM messages mean %.2f (2 per candidacy: one retransmit); leaderships mean %.2f\n",
+			stormSeeds, float64(cand)/n, maxCand, float64(claims)/n, float64(leads)/n)
+		fmt.Printf("convergence after last start: %s\n", pct(conv))
+	}
+	if only == "" || only == "flap" {
+		d := time.Duration(days * float64(24*time.Hour))
+		fmt.Printf("\n## Flapping: 5 nodes, healthy leader, random loss per delivery, %.1f simulated days each\n", days)
+		for _, fixed := range []bool{true, false} {
+			name := "adaptive Misses 3..10 (default)"
+			if fixed {
+				name = "fixed Misses 3"
+			}
+			for _, loss := range []float64{0.01, 0.05, 0.20} {
+				r, err := udptest.Flapping(cfg(200*time.Millisecond, fixed), 5, loss, d, 1)
+				if err != nil {
+					return fmt.Errorf("flapping loss %v: %w", loss, err)
+				}
+				fmt.Printf("%-32s loss %2.0f%%: %7.2f leader changes/day  (%d in %v; suspicions %d, claims %d; follower threshold %d intervals)\n",
+					name, loss*100, r.PerDay(), r.LeaderChanges, d, r.Suspicions, r.Claims, r.MaxMisses)
+			}
+		}
+	}
+	return nil
+}
