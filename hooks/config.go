@@ -5,6 +5,15 @@ import "time"
 // DefaultTimeout bounds each hook run when Config.Timeout is zero.
 const DefaultTimeout = 30 * time.Second
 
+// KillGrace is the time between SIGTERM and SIGKILL for a hook that ran
+// past its timeout.
+const KillGrace = 5 * time.Second
+
+// MaxQueued bounds the hooks waiting to run. Only a node flapping faster
+// than its hooks complete fills it; past it new transitions' hooks are
+// dropped and logged, rather than memory growing without bound.
+const MaxQueued = 1024
+
 // Command is a hook command: either an argv list run without a shell, or a
 // shell string run with /bin/sh -c. The zero Command means "no hook".
 type Command struct {
@@ -35,7 +44,14 @@ type Config struct {
 	// OnStop runs once when the process stops.
 	OnStop Command
 	// Timeout bounds each hook run; a hook still running then is killed
-	// (SIGTERM to its process group, SIGKILL shortly after). Zero means
+	// (SIGTERM to its process group, SIGKILL KillGrace later). Zero means
 	// DefaultTimeout.
 	Timeout time.Duration
+
+	// Node is this node's id (LANLEADER_NODE). Not a config file key: the
+	// CLI fills it in.
+	Node string
+	// Environ is the base environment of hook runs; nil means
+	// os.Environ(). Not a config file key.
+	Environ []string
 }

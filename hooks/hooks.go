@@ -1,0 +1,243 @@
+package hooks
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/proc"
+)
+
+// Which transitions fire which hook (each exactly once, in the order the
+// transitions happened):
+//
+//   - on_leader: every time this node starts leading (OnStartedLeading),
+//     including a new term while leading (the Elector reports a stop and a
+//     start; only on_leader runs, with the new term, since the role did not
+//     change).
+//   - on_follower: every time this node stops leading, with the new leader
+//     (LANLEADER_LEADER, empty if none is known yet) taken from the
+//     OnNewLeader that follows; and once at startup, when a node that has
+//     not led yet first learns that another node leads. A follower seeing
+//     the leader change from one peer to another runs nothing: its role
+//     did not change.
+//   - on_stop: once, when Stop is called (the process is stopping), after
+//     every earlier hook.
+//
+// Environment: lanleader's own plus LANLEADER_HOOK (on_leader, on_follower,
+// on_stop), LANLEADER_ROLE (leader, follower, stopped), LANLEADER_TERM,
+// LANLEADER_LEADER and LANLEADER_NODE.
+
+// Hook names, as in the config file and LANLEADER_HOOK.
+const (
+	OnLeader   = "on_leader"
+	OnFollower = "on_follower"
+	OnStop     = "on_stop"
+)
+
+// Hooks runs the notify hooks for one node. Create it with New, give
+// Callbacks() to the Elector (via election.Combine), and call Stop when the
+// Elector's Run has returned.
+type Hooks struct {
+	cfg Config
+	log *slog.Logger
+	// run executes one hook; tests may replace it.
+	run func(ctx context.Context, s proc.Spec) proc.Result
+
+	kill     context.Context // ends a running hook when Stop gives up
+	killHook context.CancelFunc
+	wake     chan struct{}
+	done     chan struct{}
+
+	mu      sync.Mutex
+	queue   []event
+	stopped bool
+	// Role tracking, to decide which transition fires what.
+	role    string // "", "leader", "follower"
+	term    uint64
+	leader  string
+	pending bool // stopped leading; on_follower waits for the next leader
+}
+
+// event is one hook to run.
+type event struct {
+	hook   string
+	cmd    Command
+	role   string
+	term   uint64
+	leader string
+}
+
+// New returns Hooks for cfg and starts its queue goroutine. logger nil
+// discards.
+func New(cfg Config, logger *slog.Logger) *Hooks {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h := &Hooks{cfg: cfg, log: logger, run: proc.Run,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	h.kill, h.killHook = context.WithCancel(context.Background())
+	go h.worker()
+	return h
+}
+
+// Callbacks returns the callbacks to combine into the Elector's. They only
+// queue hooks and return at once.
+func (h *Hooks) Callbacks() election.Callbacks {
+	return election.Callbacks{
+		OnStartedLeading: func(_ context.Context, term uint64) {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.flushPendingLocked()
+			h.role, h.term, h.leader = "leader", term, h.cfg.Node
+			h.enqueueLocked(OnLeader, h.cfg.OnLeader)
+		},
+		OnStoppedLeading: func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.role, h.leader, h.pending = "follower", "", true
+		},
+		OnNewLeader: func(l election.LeaderInfo) {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if l.Term > h.term {
+				h.term = l.Term
+			}
+			switch {
+			case h.pending && l.ID == h.cfg.Node && l.ID != "":
+				// A new term of our own leadership (stop + start): the
+				// role never changed, so only on_leader runs, with the
+				// new term.
+				h.pending = false
+			case h.pending:
+				h.leader = l.ID
+				h.flushPendingLocked()
+			case h.role == "" && l.Known() && l.ID != h.cfg.Node:
+				h.role, h.leader = "follower", l.ID
+				h.enqueueLocked(OnFollower, h.cfg.OnFollower)
+			default:
+				if h.role == "follower" {
+					h.leader = l.ID
+				}
+			}
+		},
+	}
+}
+
+// flushPendingLocked queues the on_follower of a leadership that ended.
+func (h *Hooks) flushPendingLocked() {
+	if h.pending {
+		h.pending = false
+		h.enqueueLocked(OnFollower, h.cfg.OnFollower)
+	}
+}
+
+func (h *Hooks) enqueueLocked(hook string, cmd Command) {
+	role := h.role
+	if hook == OnStop {
+		role = "stopped"
+	}
+	if cmd.IsZero() || h.stopped {
+		return
+	}
+	if len(h.queue) >= MaxQueued {
+		h.log.Error("hooks: queue full; hook dropped", "hook", hook, "term", h.term)
+		return
+	}
+	h.queue = append(h.queue, event{hook: hook, cmd: cmd, role: role, term: h.term, leader: h.leader})
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stop queues on_stop, then waits until every queued hook has run. If ctx
+// ends first, the running hook is killed, the rest are dropped, and Stop
+// returns ctx.Err(). Callbacks after Stop queue nothing.
+func (h *Hooks) Stop(ctx context.Context) error {
+	h.mu.Lock()
+	if !h.stopped {
+		h.flushPendingLocked()
+		h.enqueueLocked(OnStop, h.cfg.OnStop)
+		h.stopped = true
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+	}
+	h.mu.Unlock()
+	select {
+	case <-h.done:
+		return nil
+	case <-ctx.Done():
+		h.mu.Lock()
+		h.queue = nil
+		h.mu.Unlock()
+		h.killHook()
+		<-h.done
+		return ctx.Err()
+	}
+}
+
+func (h *Hooks) worker() {
+	defer close(h.done)
+	for {
+		h.mu.Lock()
+		if len(h.queue) == 0 {
+			stopped := h.stopped
+			h.mu.Unlock()
+			if stopped {
+				return
+			}
+			<-h.wake
+			continue
+		}
+		ev := h.queue[0]
+		h.queue = h.queue[1:]
+		h.mu.Unlock()
+		h.exec(ev)
+	}
+}
+
+// exec runs one hook with its timeout. Failures are logged, never
+// returned: a hook cannot change the election.
+func (h *Hooks) exec(ev event) {
+	ctx, cancel := context.WithTimeout(h.kill, h.cfg.Timeout)
+	defer cancel()
+	log := h.log.With("hook", ev.hook, "role", ev.role, "term", ev.term)
+	env := h.cfg.Environ
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(append([]string(nil), env...),
+		"LANLEADER_HOOK="+ev.hook,
+		"LANLEADER_ROLE="+ev.role,
+		"LANLEADER_TERM="+strconv.FormatUint(ev.term, 10),
+		"LANLEADER_LEADER="+ev.leader,
+		"LANLEADER_NODE="+h.cfg.Node,
+	)
+	log.Info("hooks: running")
+	res := h.run(ctx, proc.Spec{
+		Argv:      ev.cmd.argv(),
+		Env:       env,
+		KillGrace: KillGrace,
+		OnLine: func(s proc.Stream, line string, partial bool) {
+			log.Info("hooks: output", "stream", string(s), "line", line)
+		},
+	})
+	switch {
+	case res.Stopped:
+		log.Error("hooks: killed after timeout", "timeout", h.cfg.Timeout, "result", res.String())
+	case !res.OK():
+		log.Error("hooks: failed", "result", res.String(), "duration", res.Duration)
+	default:
+		log.Info("hooks: done", "duration", res.Duration)
+	}
+}
