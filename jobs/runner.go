@@ -45,7 +45,18 @@ type RunnerConfig struct {
 	// Environ is the base environment of every run. Nil means os.Environ()
 	// at the time of the run.
 	Environ []string
+	// PeerLedger, if set, returns the newest payload heard from a leader,
+	// with that leader's id and term: the UDP elector's LeaderPayload. Run
+	// polls it while this node follows and adopts ledgers from other nodes
+	// (its own is ignored), so a takeover knows what the last leader did.
+	// Electors that push instead call AdoptLedger and leave this nil.
+	PeerLedger func() (leader string, term uint64, payload []byte)
 }
+
+// PeerLedgerPoll is how often Run polls RunnerConfig.PeerLedger. A new
+// leader is elected several heartbeat intervals after the last heartbeat it
+// heard, so polling this often always sees that last ledger.
+const PeerLedgerPoll = 100 * time.Millisecond
 
 // Runner runs jobs while this node leads. Create it with NewRunner, pass
 // Callbacks() to the Elector, and call Wait after the Elector's Run returned.
