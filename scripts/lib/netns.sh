@@ -144,9 +144,12 @@ llt_node_crash() {
 		[ -n "$pids" ] && kill -s STOP $pids 2>/dev/null
 		seen=$pids
 	done
-	# shellcheck disable=SC2086
-	[ -n "$pids" ] && kill -s KILL $pids 2>/dev/null
-	llt_reap "$i"
+	# The braces keep bash's "Killed" job notice out of the output.
+	{
+		# shellcheck disable=SC2086
+		[ -n "$pids" ] && kill -s KILL $pids
+		llt_reap "$i"
+	} 2>/dev/null
 }
 
 # llt_reap I waits (bounded) until node I's namespace has no process left and
@@ -154,7 +157,7 @@ llt_node_crash() {
 llt_reap() {
 	local i=$1 pid=${LLT_DAEMON_PID[$1]:-}
 	LLT_EXIT_CODE=""
-	llt_poll 5000 20 llt_ns_empty "$i" || echo "netns-test: node $i still has processes: $(llt_ns_pids "$i" | tr '\n' ' ')" >&2
+	llt_poll 5000 20 llt_ns_empty "$i" || echo "netns-test: node $i still has processes: $(llt_ns_pids "$i" | tr '\n' ' ')"
 	if [ -n "$pid" ]; then
 		wait "$pid" 2>/dev/null
 		LLT_EXIT_CODE=$?
@@ -181,7 +184,7 @@ llt_cleanup() {
 	for ((k = ${#LLT_CREATED_NS[@]} - 1; k >= 0; k--)); do
 		ns=${LLT_CREATED_NS[$k]}
 		llt_poll 3000 20 llt_netns_empty "$ns" || true
-		ip netns del "$ns" 2>/dev/null || echo "netns-test: could not delete namespace $ns" >&2
+		ip netns del "$ns" 2>/dev/null || echo "netns-test: could not delete namespace $ns"
 	done
 	LLT_CREATED_NS=()
 }

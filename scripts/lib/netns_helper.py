@@ -2,7 +2,7 @@
 """Helpers for scripts/netns-test.sh: UDP probes and log analysis.
 
 Subcommands:
-  udp-recv PORT SECONDS            count datagrams received on 0.0.0.0:PORT
+  udp-recv PORT SECONDS READY STOP count datagrams received on 0.0.0.0:PORT
   udp-send ADDR PORT COUNT         send COUNT broadcast-capable datagrams
   first-event --after MS --msg M FILE...
                                    first log line with msg M and time > MS:
@@ -70,20 +70,24 @@ def log_events(path):
 
 
 def cmd_udp_recv(a):
+    """Counts datagrams on 0.0.0.0:PORT. Touches READY once bound, and stops
+    when the file STOP exists (the sender is done) or after SECONDS."""
+    import os
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("0.0.0.0", a.port))
+    s.settimeout(0.05)
+    open(a.ready, "w").close()
     deadline = time.monotonic() + a.seconds
     n = 0
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        s.settimeout(left)
+    while time.monotonic() < deadline:
         try:
             s.recvfrom(2048)
             n += 1
+            continue
         except socket.timeout:
+            pass
+        if os.path.exists(a.stop):
             break
     print(n)
 
@@ -210,6 +214,31 @@ def cmd_jobs(a):
     return 0
 
 
+def _node_of(path):
+    m = re.search(r"(n\d+)\.log$", path)
+    return m.group(1) if m else path
+
+
+def cmd_leaderships(a):
+    """Lists every "became leader" (time, node, term) in time order, and
+    checks that no term was led by two nodes: a term is one leadership, and
+    jobs use it as a fencing token. Exit 1 on a conflict."""
+    rows = []
+    for path in a.files:
+        for ms, obj in log_events(path):
+            if obj.get("msg") == "became leader" and a.start <= ms <= a.end:
+                rows.append((ms, _node_of(path), obj.get("term")))
+    rows.sort()
+    by_term = {}
+    for ms, node, term in rows:
+        by_term.setdefault(term, set()).add(node)
+    bad = {t: sorted(ns) for t, ns in by_term.items() if len(ns) > 1}
+    for ms, node, term in rows:
+        t = datetime.fromtimestamp(ms / 1000).strftime("%H:%M:%S.%f")[:-3]
+        print("%s %s term %s%s" % (t, node, term, "  <-- term also led by " + ",".join(n for n in bad[term] if n != node) if term in bad else ""))
+    return 1 if bad else 0
+
+
 def cmd_pause_check(a):
     """Lines a paused leader wrote after SIGCONT (past the first --skip
     lines) under its old term for an instant after the pause began: runs it
@@ -279,6 +308,8 @@ def main():
     s = sub.add_parser("udp-recv")
     s.add_argument("port", type=int)
     s.add_argument("seconds", type=float)
+    s.add_argument("ready")
+    s.add_argument("stop")
     s.set_defaults(f=cmd_udp_recv)
     s = sub.add_parser("udp-send")
     s.add_argument("addr")
@@ -302,6 +333,11 @@ def main():
     s.add_argument("--failover", action="append")
     s.add_argument("files", nargs="+")
     s.set_defaults(f=cmd_jobs)
+    s = sub.add_parser("leaderships")
+    s.add_argument("--from", dest="start", type=float, default=0)
+    s.add_argument("--to", dest="end", type=float, default=float("inf"))
+    s.add_argument("files", nargs="+")
+    s.set_defaults(f=cmd_leaderships)
     s = sub.add_parser("pause-check")
     s.add_argument("log")
     s.add_argument("skip", type=int)
