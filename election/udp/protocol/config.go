@@ -12,10 +12,11 @@ import (
 // Interval, Misses, ClaimWindow and BackoffMax: the timing bounds in
 // docs/protocol.md assume it.
 type Config struct {
-	// NodeID names this node; unique in the cluster, 1..255 bytes.
+	// NodeID names this node; unique in the cluster, 1..64 bytes (the wire
+	// codec's limit).
 	NodeID string
 	// Cluster is the cluster name; messages of other clusters are dropped.
-	// 1..255 bytes.
+	// 1..64 bytes.
 	Cluster string
 	// Priority orders nodes of equal term: higher wins claims and backs off
 	// less before claiming. 0..255.
@@ -104,7 +105,7 @@ func DefaultLANConfig() Config {
 }
 
 const (
-	maxIDLen    = 255
+	maxIDLen    = 64
 	maxMisses   = 1000
 	defaultPeer = 256
 )
