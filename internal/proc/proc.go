@@ -135,14 +135,10 @@ func Run(ctx context.Context, s Spec) Result {
 	}
 	pgid := cmd.Process.Pid
 
-	// exited is closed when the main process has exited but is not yet
-	// reaped: its pid, which is also the group id, cannot be reused until
-	// cmd.Wait, so signalling the group before that is always safe.
-	exited := make(chan struct{})
-	go func() {
-		waitExited(pgid)
-		close(exited)
-	}()
+	// exited is closed when the main process has exited; on Linux it is
+	// not yet reaped then, so its pid, which is also the group id, cannot
+	// be reused until reap, and signalling the group is always safe.
+	exited, reap := watchExit(cmd)
 
 	res := Result{Started: started}
 	select {
@@ -162,7 +158,7 @@ func Run(ctx context.Context, s Spec) Result {
 	}
 	// Leftovers in the group (background children) die with the run.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	werr := cmd.Wait()
+	werr := reap()
 	res.Duration = time.Since(started)
 
 	// Output pipes close once every group member is gone; a process that
@@ -198,18 +194,4 @@ func Run(ctx context.Context, s Spec) Result {
 		res.Err = fmt.Errorf("proc: wait %s: %w", s.Argv[0], werr)
 	}
 	return res
-}
-
-// waitExited blocks until process pid has exited, without reaping it
-// (waitid with WNOWAIT), retrying on EINTR.
-func waitExited(pid int) {
-	const pPID = 1
-	var info [128]byte // siginfo_t
-	for {
-		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid),
-			uintptr(unsafePointer(&info)), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
-		if e != syscall.EINTR {
-			return
-		}
-	}
 }
