@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/lanleader/lanleader/election"
 )
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		panic("prctl: " + e.Error())
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 const record = `echo "$LANLEADER_HOOK $LANLEADER_ROLE $LANLEADER_TERM $LANLEADER_LEADER $LANLEADER_NODE" >> `

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // TestMain makes the test binary a child subreaper, so a job's grandchild
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		panic("prctl: " + e.Error())
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // Real processes: the job's environment and output reach the log, line by

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // TestMain makes the test binary a child subreaper, so grandchildren that
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		panic("prctl: " + e.Error())
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 type lines struct {
