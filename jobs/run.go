@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"sort"
@@ -34,9 +35,19 @@ type RunRecord struct {
 	// Started is when the first attempt started.
 	Started time.Time `json:"started"`
 	// Duration is from the first attempt's start to the last one's end.
-	Duration time.Duration `json:"duration_ns"`
+	// JSON carries it as duration_seconds.
+	Duration time.Duration `json:"-"`
 	// Error describes a failure (start error, timeout, signal), if any.
 	Error string `json:"error,omitempty"`
+}
+
+// MarshalJSON adds duration_seconds, the form /status readers expect.
+func (rec RunRecord) MarshalJSON() ([]byte, error) {
+	type plain RunRecord
+	return json.Marshal(struct {
+		plain
+		DurationSeconds float64 `json:"duration_seconds"`
+	}{plain(rec), rec.Duration.Seconds()})
 }
 
 // run executes all attempts of one instant and records the result. A panic
@@ -174,9 +185,13 @@ func (r *Runner) runEnv(j *job, rec *RunRecord) []string {
 // finish records the end of a run: ledger (if this is still the job's
 // latest instant), last run, counters, callback.
 func (r *Runner) finish(j *job, rec RunRecord) {
-	r.log.Info("jobs: run finished", "job", rec.Job, "run_id", rec.RunID, "outcome", rec.Outcome.String(),
+	attrs := []any{"job", rec.Job, "run_id", rec.RunID, "outcome", rec.Outcome.String(),
 		"exit_code", rec.ExitCode, "attempts", rec.Attempt, "duration", rec.Duration,
-		"scheduled_at", rec.ScheduledAt, "term", rec.Term, "error", rec.Error)
+		"scheduled_at", rec.ScheduledAt, "term", rec.Term}
+	if rec.Error != "" {
+		attrs = append(attrs, "error", rec.Error)
+	}
+	r.log.Info("jobs: run finished", attrs...)
 	r.mu.Lock()
 	j.active--
 	j.last = &rec

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -240,4 +241,16 @@ func TestNewRunnerRejectsBadJobs(t *testing.T) {
 	_, err = NewRunner(RunnerConfig{Jobs: []Spec{{Name: "x", Schedule: "bogus", Shell: "true"}}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "schedule")
+}
+
+func TestSnapshotJSON(t *testing.T) {
+	rec := RunRecord{Job: "j", RunID: "r", Outcome: OutcomeOK, Duration: 1500 * time.Millisecond, Attempt: 1}
+	b, err := json.Marshal(JobStatus{Name: "j", Schedule: "@daily", LastRun: &rec,
+		Ledger: &LedgerEntry{Instant: t0, Outcome: OutcomeRunning, Term: 4}})
+	require.NoError(t, err)
+	s := string(b)
+	assert.Contains(t, s, `"duration_seconds":1.5`)
+	assert.Contains(t, s, `"outcome":"ok"`)
+	assert.Contains(t, s, `"ledger":{"instant":"2026-11-30T20:00:00Z","outcome":"running","term":4}`)
+	assert.NotContains(t, s, "Duration")
 }
