@@ -70,6 +70,10 @@ type decoder struct {
 }
 
 func (d *decoder) failf(n *yaml.Node, path, format string, args ...any) {
+	if path == "" {
+		d.errs = append(d.errs, fmt.Errorf("%s:%d: %s", d.name, n.Line, fmt.Sprintf(format, args...)))
+		return
+	}
 	d.errs = append(d.errs, fmt.Errorf("%s:%d: %s: %s", d.name, n.Line, path, fmt.Sprintf(format, args...)))
 }
 

@@ -96,7 +96,7 @@ func (r *Runner) takeOver(j *job, now time.Time, term uint64) takeoverPlan {
 	r.own[j.id] = e
 
 	// Instants that fell due since the last one started: nobody ran them.
-	latest, n := latestDue(j.sched, e.Instant, now, r.grace(j))
+	latest, n := latestDue(j.sched, e.Instant, now)
 	if n == 0 {
 		return plan
 	}
@@ -172,7 +172,7 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, plan takeoverPla
 		now := time.Now()
 		// Woken late (paused, overloaded): instants overtaken meanwhile
 		// are skipped, only the latest due one is considered.
-		if latest, n := latestDue(j.sched, next, now, r.grace(j)); n > 0 {
+		if latest, n := latestDue(j.sched, next, now); n > 0 {
 			r.count(j, func(c *Counters) { c.Misfired += uint64(n) })
 			r.log.Warn("jobs: instants overtaken by a later one; skipped", "job", j.spec.Name,
 				"from", next, "count", n)
@@ -241,27 +241,26 @@ func (r *Runner) ledgerChanged() {
 	}
 }
 
-// maxScan bounds how many instants latestDue steps through one by one.
-const maxScan = 100000
+// maxScan is how many instants latestDue steps through before it starts
+// jumping ahead.
+const maxScan = 10000
 
 // latestDue returns the latest instant of sched in (after, now] and how
-// many instants fell in that interval (0: none, latest is zero). If the
-// interval is huge (an @every 1s job and a ledger days old), it jumps to
-// now-grace: everything before that is too late to run anyway, and the
-// count is then a lower bound.
-func latestDue(sched cron.Schedule, after, now time.Time, grace time.Duration) (time.Time, int) {
+// many instants fell in that interval (0: none, latest is zero). For a
+// huge interval (an @every 1s job and a ledger days old) it jumps ahead,
+// every maxScan instants, to 1/16 of the remaining distance before now, so
+// it always ends quickly; the count is then a lower bound, and an @every
+// schedule's phase restarts from the jump (spec schedules are absolute).
+func latestDue(sched cron.Schedule, after, now time.Time) (time.Time, int) {
 	var latest time.Time
 	n := 0
 	for t := sched.Next(after); !t.IsZero() && !t.After(now); t = sched.Next(t) {
 		latest = t
 		n++
-		if n == maxScan {
-			if jump := now.Add(-grace); jump.After(t) {
+		if n%maxScan == 0 {
+			if jump := now.Add(-now.Sub(t) / 16); jump.After(t) {
 				t = jump
 			}
-		}
-		if n > 2*maxScan {
-			break // cannot happen: after the jump at most grace/1s remain
 		}
 	}
 	return latest, n

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -105,4 +106,44 @@ func FuzzLedgerDecode(f *testing.F) {
 			t.Fatalf("round trip changed the ledger: %+v vs %+v", l, again)
 		}
 	})
+}
+
+func TestLatestDue(t *testing.T) {
+	every := func(spec string) cron.Schedule {
+		s, err := ParseSchedule(spec)
+		require.NoError(t, err)
+		return s
+	}
+	tests := []struct {
+		name       string
+		spec       string
+		after, now time.Time
+		want       time.Time
+		wantN      int
+		exactCount bool
+	}{
+		{"none due", "* * * * *", t0, t0.Add(59 * time.Second), time.Time{}, 0, true},
+		{"one due", "* * * * *", t0, t0.Add(61 * time.Second), t0.Add(time.Minute), 1, true},
+		{"several due", "* * * * *", t0, t0.Add(5*time.Minute + time.Second), t0.Add(5 * time.Minute), 5, true},
+		{"exactly now", "* * * * *", t0, t0.Add(2 * time.Minute), t0.Add(2 * time.Minute), 2, true},
+		// Ten years of seconds: jumps ahead, still finds the latest instant.
+		{"huge gap, spec", "* * * * * *", t0, t0.Add(10 * 365 * 24 * time.Hour).Add(500 * time.Millisecond),
+			t0.Add(10 * 365 * 24 * time.Hour), 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, n := latestDue(every(tt.spec), tt.after, tt.now)
+			assert.True(t, tt.want.Equal(got), "got %v want %v", got, tt.want)
+			if tt.exactCount {
+				assert.Equal(t, tt.wantN, n)
+			} else {
+				assert.Positive(t, n)
+			}
+		})
+	}
+	// @every: the latest is within one period of now.
+	got, n := latestDue(every("@every 1s"), t0, t0.Add(1000*time.Hour))
+	assert.Positive(t, n)
+	assert.False(t, got.After(t0.Add(1000*time.Hour)))
+	assert.Less(t, t0.Add(1000*time.Hour).Sub(got), time.Second+time.Nanosecond)
 }

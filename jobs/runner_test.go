@@ -254,3 +254,27 @@ func TestSnapshotJSON(t *testing.T) {
 	assert.Contains(t, s, `"ledger":{"instant":"2026-11-30T20:00:00Z","outcome":"running","term":4}`)
 	assert.NotContains(t, s, "Duration")
 }
+
+// Wait waits for finish-policy runs, and when its context ends first it
+// cancels them and reports that.
+func TestWaitGivesUpOnFinishRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		f := &fakeExec{behave: sleepFor(time.Hour, 0)}
+		spec := everyMinute("slow")
+		spec.OnLeaderLoss = LeaderLossFinish
+		r := newTestRunner(t, "n1", f, spec)
+		newFakeElector(ctx, "n1", r.Callbacks()).lead(1)
+		time.Sleep(61 * time.Second)
+		cancel() // the elector's Run is over: leadership ended
+		wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
+		defer wcancel()
+		start := time.Now()
+		require.ErrorIs(t, r.Wait(wctx), context.DeadlineExceeded)
+		assert.Equal(t, time.Minute, time.Since(start), "waited for the run until the deadline")
+		st := r.Snapshot()[0]
+		require.NotNil(t, st.LastRun)
+		assert.Equal(t, OutcomeCancelled, st.LastRun.Outcome)
+		assert.Zero(t, st.Running)
+	})
+}
