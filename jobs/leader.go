@@ -40,34 +40,33 @@ type takeoverPlan struct {
 }
 
 // knownEntry returns the newest ledger entry for j from this node's own
-// ledger and the adopted one. Must hold r.mu.
+// ledger and the adopted ones. Must hold r.mu.
 func (r *Runner) knownEntry(j *job) (LedgerEntry, bool) {
 	own, haveOwn := r.own[j.id]
-	if r.peer == nil {
-		return own, haveOwn
-	}
-	var peer LedgerEntry
-	havePeer := false
-	for _, e := range r.peer.Entries {
-		if e.JobID == j.id {
-			peer, havePeer = e, true
-			break
-		}
-	}
-	if !havePeer && r.peer.Truncated && j.active == 0 {
-		// The last leader left this job out of its ledger: what it did is
-		// unknown, and our own (older) entry could lead to a duplicate.
+	if r.unknown[j.id] && j.active == 0 {
+		// The last leader left this job out of its truncated ledger: what
+		// it did is unknown, and our own older entry could lead to a
+		// duplicate. (With a run of ours still going, ours is the latest.)
 		return LedgerEntry{}, false
 	}
+	peer, havePeer := r.peer[j.id]
 	switch {
 	case !havePeer:
 		return own, haveOwn
-	case !haveOwn || peer.Instant.After(own.Instant) ||
-		(peer.Instant.Equal(own.Instant) && peer.Term > own.Term && j.active == 0):
+	case !haveOwn || newer(peer, own) && j.active == 0:
 		return peer, true
 	default:
 		return own, true
 	}
+}
+
+// newer reports whether a is a later entry than b: a later instant, or the
+// same instant under a higher term.
+func newer(a, b LedgerEntry) bool {
+	if !a.Instant.Equal(b.Instant) {
+		return a.Instant.After(b.Instant)
+	}
+	return a.Term > b.Term
 }
 
 // takeOver decides, for one job at the start of leadership term, which
@@ -223,6 +222,7 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, instant time.Tim
 		return
 	}
 	j.active++
+	delete(r.unknown, j.id) // our own entry is now the latest word
 	r.own[j.id] = LedgerEntry{JobID: j.id, Instant: instant, Outcome: OutcomeRunning, Term: term}
 	r.wg.Add(1)
 	r.ledgerChanged()

@@ -147,3 +147,44 @@ func TestLatestDue(t *testing.T) {
 	assert.False(t, got.After(t0.Add(1000*time.Hour)))
 	assert.Less(t, t0.Add(1000*time.Hour).Sub(got), time.Second+time.Nanosecond)
 }
+
+// AdoptLedger merges: the later entry per job wins whatever order ledgers
+// arrive in (two leaders of a split), an outcome update for the same
+// instant replaces the old one, and a truncated ledger makes the jobs it
+// left out unknown.
+func TestAdoptLedgerMerges(t *testing.T) {
+	r := newTestRunner(t, "c", nil, everyMinute("a"), everyMinute("b"))
+	id := JobIDOf("a")
+	entry := func(min int, o Outcome, term uint64) LedgerEntry {
+		return LedgerEntry{JobID: id, Instant: t0.Add(time.Duration(min) * time.Minute), Outcome: o, Term: term}
+	}
+	adopt := func(l Ledger) { require.NoError(t, r.AdoptLedger(l.Encode())) }
+	known := func(name string) *LedgerEntry {
+		for _, s := range r.Snapshot() {
+			if s.Name == name {
+				return s.Ledger
+			}
+		}
+		return nil
+	}
+
+	adopt(Ledger{Entries: []LedgerEntry{entry(5, OutcomeRunning, 5)}})
+	adopt(Ledger{Entries: []LedgerEntry{entry(3, OutcomeOK, 6)}}) // the other side of a split
+	require.NotNil(t, known("a"))
+	assert.Equal(t, entry(5, OutcomeRunning, 5), *known("a"))
+
+	adopt(Ledger{Entries: []LedgerEntry{entry(5, OutcomeOK, 5)}})
+	assert.Equal(t, OutcomeOK, known("a").Outcome, "same instant and term: the update wins")
+
+	adopt(Ledger{Entries: []LedgerEntry{{JobID: JobIDOf("b"), Instant: t0, Outcome: OutcomeOK, Term: 7}}, Truncated: true})
+	assert.Nil(t, known("a"), "left out of a truncated ledger: unknown")
+	require.NotNil(t, known("b"))
+
+	adopt(Ledger{Entries: []LedgerEntry{entry(9, OutcomeOK, 7)}})
+	require.NotNil(t, known("a"))
+	assert.Equal(t, entry(9, OutcomeOK, 7), *known("a"))
+
+	err := r.AdoptLedger([]byte{1, 2, 3})
+	require.Error(t, err)
+	assert.Equal(t, entry(9, OutcomeOK, 7), *known("a"), "a bad ledger changes nothing")
+}

@@ -79,7 +79,11 @@ type Runner struct {
 	term   uint64              // current leadership's term, 0 if not leading
 	leader election.LeaderInfo // last known leader
 	own    map[uint64]LedgerEntry
-	peer   *Ledger // newest ledger adopted from the leader, nil if none
+	// peer merges every ledger adopted from leaders: per job the newest
+	// (instant, then term) entry. unknown marks jobs a truncated ledger left
+	// out: what its leader did with them is not known.
+	peer    map[uint64]LedgerEntry
+	unknown map[uint64]bool
 
 	// published is the own ledger, encoded at every change, so Ledger()
 	// never waits for mu (the elector calls it on every heartbeat).
@@ -126,11 +130,13 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	r := &Runner{
-		cfg:  cfg,
-		log:  log,
-		byID: map[uint64]*job{},
-		own:  map[uint64]LedgerEntry{},
-		exec: proc.Run,
+		cfg:     cfg,
+		log:     log,
+		byID:    map[uint64]*job{},
+		own:     map[uint64]LedgerEntry{},
+		peer:    map[uint64]LedgerEntry{},
+		unknown: map[uint64]bool{},
+		exec:    proc.Run,
 	}
 	r.stopCtx, r.stop = context.WithCancel(context.Background())
 	for _, s := range cfg.Jobs {

@@ -62,18 +62,37 @@ func (r *Runner) Ledger() []byte {
 	return Ledger{}.Encode()
 }
 
-// AdoptLedger stores a ledger received from the leader (followers call it
-// on every heartbeat; the newest replaces the previous one). It is used
-// when this node next becomes leader. A malformed ledger is rejected with an
-// error and the previous one kept.
+// AdoptLedger merges a ledger received from a leader into what this node
+// knows (followers call it for every heartbeat, directly or through Run).
+// Per job the later entry wins (later instant, then higher term; for the
+// same instant and term, the one adopted last, so outcomes update). Merging
+// rather than replacing keeps what two leaders of a split did. A job missing
+// from a truncated ledger becomes unknown until a later ledger names it. It
+// is used when this node next becomes leader. A malformed ledger is
+// rejected with an error and changes nothing.
 func (r *Runner) AdoptLedger(b []byte) error {
 	l, err := DecodeLedger(b)
 	if err != nil {
 		return err
 	}
 	r.mu.Lock()
-	r.peer = &l
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	named := make(map[uint64]bool, len(l.Entries))
+	for _, e := range l.Entries {
+		named[e.JobID] = true
+		delete(r.unknown, e.JobID)
+		if cur, ok := r.peer[e.JobID]; !ok || !newer(cur, e) {
+			r.peer[e.JobID] = e
+		}
+	}
+	if l.Truncated {
+		for _, j := range r.jobs {
+			if !named[j.id] {
+				r.unknown[j.id] = true
+				delete(r.peer, j.id)
+			}
+		}
+	}
 	return nil
 }
 
