@@ -58,8 +58,8 @@ type TransportStats struct {
 	// DroppedSelf counts the node's own packets heard back (broadcast
 	// loops back to the sender).
 	DroppedSelf uint64
-	// DroppedUnknownPeer counts packets from addresses not in the peer list
-	// (unicast mode only).
+	// DroppedUnknownPeer counts packets from IP addresses not in the peer
+	// list (unicast mode only).
 	DroppedUnknownPeer uint64
 	// DroppedQueueFull counts packets dropped because the reader of
 	// Packets() fell behind.

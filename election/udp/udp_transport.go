@@ -17,7 +17,10 @@ import (
 //     receives broadcasts, since on Linux a socket bound to a unicast address
 //     does not.
 //   - unicast (peers listed): Broadcast sends to each peer in turn, and only
-//     packets from listed peers are delivered.
+//     packets whose source IP is a listed peer's are delivered. The source
+//     port is not checked, so a one-shot client on a peer's host (`lanleader
+//     who`, on an ephemeral port) is heard; authenticity is the keyring's
+//     job, not the filter's.
 //
 // Socket errors after start are logged (at most every logEvery per kind),
 // counted and, for reads, retried with backoff: they never stop the
@@ -26,11 +29,11 @@ import (
 type UDPTransport struct {
 	log       *slog.Logger
 	local     netip.AddrPort
-	bcast     netip.AddrPort   // zero in unicast mode
-	peers     []netip.AddrPort // unicast mode: destinations, without local
-	allowed   map[netip.AddrPort]bool
-	conn      *net.UDPConn // bound to local; sends everything
-	bconn     *net.UDPConn // bound to bcast; receives broadcasts; nil in unicast mode
+	bcast     netip.AddrPort      // zero in unicast mode
+	peers     []netip.AddrPort    // unicast mode: destinations, without local
+	allowed   map[netip.Addr]bool // unicast mode: peer IPs accepted as sources
+	conn      *net.UDPConn        // bound to local; sends everything
+	bconn     *net.UDPConn        // bound to bcast; receives broadcasts; nil in unicast mode
 	packets   chan Packet
 	done      chan struct{}
 	wg        sync.WaitGroup
@@ -78,9 +81,9 @@ func newUDPTransport(c UDPConfig, bind BindAddr, peers []netip.AddrPort) (*UDPTr
 	t.conn = conn
 	t.local = netip.AddrPortFrom(bind.Addr, uint16(conn.LocalAddr().(*net.UDPAddr).Port))
 	if peers != nil {
-		t.allowed = make(map[netip.AddrPort]bool, len(peers))
+		t.allowed = make(map[netip.Addr]bool, len(peers))
 		for _, p := range peers {
-			t.allowed[p] = true
+			t.allowed[p.Addr()] = true
 			if p != t.local {
 				t.peers = append(t.peers, p)
 			}
@@ -145,6 +148,9 @@ func (t *UDPTransport) SendTo(b []byte, to netip.AddrPort) error {
 	default:
 	}
 	n, err := t.conn.WriteToUDPAddrPort(b, to)
+	if errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("udp: send to %s: %w", to, err) // raced with Close: not a socket fault
+	}
 	if err != nil {
 		t.stats.writeErrors.Add(1)
 		t.writeLog.log(t.log, "udp: send failed", "to", to.String(), "err", err)

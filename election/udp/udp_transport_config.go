@@ -25,8 +25,9 @@ type UDPConfig struct {
 	// Peers switches to unicast: "host:port" or "host" (meaning Port) of
 	// every other node; listing this node too is fine (it is skipped), so
 	// every node can share one list. Broadcast then sends to each peer, and
-	// packets from any other source are dropped. Host names are resolved
-	// once, by NewUDPTransport. Empty means subnet broadcast.
+	// packets from any IP address not listed are dropped (any source port
+	// is accepted). Host names are resolved once, by NewUDPTransport. Empty
+	// means subnet broadcast.
 	Peers []string
 	// QueueLen is the capacity of the Packets() channel; packets arriving
 	// while it is full are dropped and counted. 0 means 256.

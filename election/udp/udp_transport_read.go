@@ -62,7 +62,7 @@ func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
 		t.stats.droppedSelf.Add(1)
 		return
 	}
-	if t.allowed != nil && !t.allowed[from] {
+	if t.allowed != nil && !t.allowed[from.Addr()] {
 		t.stats.droppedUnknownPeer.Add(1)
 		t.log.Debug("udp: dropped packet from a source not in peers", "from", from.String(), "bytes", len(b))
 		return

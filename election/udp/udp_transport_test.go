@@ -110,19 +110,27 @@ func TestUDPSendToAndOwnPacketsIgnored(t *testing.T) {
 	}
 }
 
-func TestUDPUnlistedSourceDropped(t *testing.T) {
+func TestUDPUnlistedSourceIPDropped(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ts := loopbackCluster(t, 2, nil)
 	a, b := ts[0], ts[1]
-	stranger, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	// 127.0.0.2 is another loopback address: not listed in the peers.
+	stranger, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
 	require.NoError(t, err)
 	defer stranger.Close()
+	// A client on a listed host but another port (lanleader who) is heard.
+	client, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer client.Close()
 
 	_, err = stranger.WriteToUDPAddrPort([]byte("forged"), a.LocalAddr())
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return a.Stats().DroppedUnknownPeer == 1 }, 10*time.Second, time.Millisecond)
+	_, err = client.WriteToUDPAddrPort([]byte("query"), a.LocalAddr())
+	require.NoError(t, err)
+	assert.Equal(t, "query", string(recv(t, a).Data), "the unlisted IP's packet must not be delivered")
 	require.NoError(t, b.SendTo([]byte("marker"), a.LocalAddr()))
-	assert.Equal(t, "marker", string(recv(t, a).Data), "the unlisted packet must not be delivered")
+	assert.Equal(t, "marker", string(recv(t, a).Data))
 	for _, tr := range ts {
 		require.NoError(t, tr.Close())
 	}
