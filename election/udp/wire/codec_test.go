@@ -238,6 +238,19 @@ func TestDecodeDoesNotAliasInput(t *testing.T) {
 	assert.Equal(t, fullMessage(), m)
 }
 
+func TestZeroKeyringIsAnErrorNotAPanic(t *testing.T) {
+	_, err := Encode(fullMessage(), &Keyring{})
+	assert.ErrorContains(t, err, "keyring has no keys")
+	signed, err := Encode(fullMessage(), testKeyring(t, "a"))
+	require.NoError(t, err)
+	_, err = Decode(signed, &Keyring{})
+	assert.ErrorIs(t, err, ErrBadMAC)
+}
+
+func TestReasons(t *testing.T) {
+	assert.ElementsMatch(t, []string{"malformed", "bad_magic", "bad_version", "unknown_type", "unsigned", "bad_mac", "other"}, Reasons())
+}
+
 func TestReason(t *testing.T) {
 	assert.Equal(t, "", Reason(nil))
 	assert.Equal(t, ReasonOther, Reason(assert.AnError))

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -21,6 +22,9 @@ func Encode(m protocol.Message, k *Keyring) ([]byte, error) {
 func AppendEncode(dst []byte, m protocol.Message, k *Keyring) ([]byte, error) {
 	if err := check(m); err != nil {
 		return dst, err
+	}
+	if k != nil && len(k.keys) == 0 {
+		return dst, errors.New("wire: encode: keyring has no keys; build it with NewKeyring or LoadKeyring")
 	}
 	start := len(dst)
 	auth := byte(AuthNone)

@@ -49,6 +49,16 @@ var reasons = []struct {
 	{ErrBadMAC, ReasonBadMAC},
 }
 
+// Reasons returns every label Reason can return for a Decode error, so
+// metrics can export each counter from zero.
+func Reasons() []string {
+	out := make([]string, 0, len(reasons)+1)
+	for _, r := range reasons {
+		out = append(out, r.reason)
+	}
+	return append(out, ReasonOther)
+}
+
 // Reason classifies a Decode error into a short label for drop counters:
 // one of the Reason* constants, "" for a nil error and ReasonOther for an
 // error that is not Decode's.
