@@ -36,8 +36,9 @@ type UDPConfig struct {
 	Logger *slog.Logger
 }
 
-// defaultQueueLen holds about 25 seconds of a 10-node cluster's heartbeats:
-// enough to ride out a slow callback without dropping.
+// defaultQueueLen absorbs a burst (every node of a large cluster claiming at
+// once while a slow callback holds up the reader) without dropping; at one
+// heartbeat per interval in steady state it is never close to full.
 const defaultQueueLen = 256
 
 // peerLookupTimeout bounds resolving the host names in Peers.
