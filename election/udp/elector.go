@@ -1,0 +1,120 @@
+package udp
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/wire"
+)
+
+// Config configures an Elector.
+type Config struct {
+	// Protocol is the election protocol's configuration. Its Rand and
+	// Incarnation are filled in by New when zero.
+	Protocol protocol.Config
+	// Transport carries the packets. The Elector closes it when Run returns.
+	Transport Transport
+	// Keyring authenticates packets; nil sends and accepts unsigned packets.
+	Keyring *wire.Keyring
+	// Logger receives protocol events; nil means slog.Default().
+	Logger *slog.Logger
+	// Payload, if set, is called by the leader before each heartbeat round;
+	// its result travels in heartbeats (the job ledger).
+	Payload func() []byte
+	// OnPacket, if set, is told about every packet received: its message
+	// type ("unknown" if it did not decode) and what became of it ("ok" or a
+	// drop reason). Used for metrics. It must not block.
+	OnPacket func(typ, result string)
+}
+
+// Elector runs the UDP election protocol on a Transport. It implements
+// election.Elector.
+type Elector struct {
+	cfg Config
+	log *slog.Logger
+
+	// mu guards node: the run loop steps it, and CanActAsLeader and
+	// LeaderPayload read it from the job runner's goroutines.
+	mu    sync.Mutex
+	node  *protocol.Node
+	addrs map[string]netip.AddrPort // node id → last source address
+
+	notifier *election.Notifier
+	initial  election.Status
+}
+
+var _ election.Elector = (*Elector)(nil)
+
+// New validates cfg and returns an Elector. Nothing is sent until Run.
+func New(cfg Config) (*Elector, error) {
+	if cfg.Transport == nil {
+		return nil, errors.New("udp: Config.Transport is nil")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Protocol.Rand == nil {
+		cfg.Protocol.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	if cfg.Protocol.Incarnation == 0 {
+		cfg.Protocol.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(cfg.Protocol.Rand.Uint32()))
+	}
+	node, err := protocol.NewNode(cfg.Protocol, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("udp: %w", err)
+	}
+	return &Elector{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		node:    node,
+		addrs:   make(map[string]netip.AddrPort),
+		initial: node.Status(),
+	}, nil
+}
+
+// Status returns this node's current view of the election.
+func (e *Elector) Status() election.Status {
+	if n := e.loadNotifier(); n != nil {
+		return n.Status()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.node.Status()
+}
+
+// CanActAsLeader reports whether this node leads and has fresh evidence that
+// it still does: not paused, heard no better leader. The job runner asks it
+// right before starting each run.
+func (e *Elector) CanActAsLeader() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.node.CanActAsLeader(time.Now())
+}
+
+// LeaderPayload returns the newest payload heard from a leader (this node's
+// own while it leads), with that leader's id and term.
+func (e *Elector) LeaderPayload() (leader string, term uint64, payload []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.node.LeaderPayload()
+}
+
+// Stats returns the protocol's counters.
+func (e *Elector) Stats() protocol.Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.node.Stats()
+}
+
+func (e *Elector) loadNotifier() *election.Notifier {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.notifier
+}

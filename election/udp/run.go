@@ -1,0 +1,129 @@
+package udp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/election/udp/wire"
+)
+
+// Run takes part in the election until ctx is done, then resigns: a leader
+// broadcasts RESIGN so its peers elect a successor at once instead of waiting
+// for the suspicion timeout. Callbacks are called from Run's goroutine, so
+// they must return promptly or heartbeats would be late.
+func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
+	defer e.cfg.Transport.Close()
+	notifier := election.NewNotifier(ctx, cb, e.initial)
+	e.mu.Lock()
+	e.notifier = notifier
+	e.mu.Unlock()
+
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	packets := e.cfg.Transport.Packets()
+	for {
+		select {
+		case <-ctx.Done():
+			e.resign(notifier)
+			return nil
+		case p, ok := <-packets:
+			if !ok {
+				e.resign(notifier)
+				return errors.New("udp: transport closed")
+			}
+			e.receive(p)
+		case <-timer.C:
+			e.mu.Lock()
+			if e.cfg.Payload != nil && e.node.Status().Role == election.Leader {
+				e.node.SetPayload(e.cfg.Payload())
+			}
+			e.node.Tick(time.Now())
+			e.mu.Unlock()
+		}
+		e.flush()
+		notifier.Update(e.currentStatus())
+		timer.Reset(time.Until(e.nextTick()))
+	}
+}
+
+// receive decodes one packet and steps the protocol with it. Packets that do
+// not decode or authenticate are counted and dropped, never returned up.
+func (e *Elector) receive(p Packet) {
+	m, err := wire.Decode(p.Data, e.cfg.Keyring)
+	if err != nil {
+		e.countPacket("unknown", wire.Reason(err))
+		e.log.Debug("dropped packet", "from", p.From, "reason", wire.Reason(err), "err", err)
+		return
+	}
+	m.Addr = p.From.String()
+	e.mu.Lock()
+	before := e.node.Stats()
+	e.addrs[m.From] = p.From
+	e.node.Step(p.At, m)
+	result := stepResult(before, e.node.Stats())
+	e.mu.Unlock()
+	e.countPacket(m.Type.String(), result)
+}
+
+func (e *Elector) countPacket(typ, result string) {
+	if e.cfg.OnPacket != nil {
+		e.cfg.OnPacket(typ, result)
+	}
+}
+
+// flush sends what the protocol queued: broadcasts to all, directed messages
+// to the address their recipient last sent from (or to all if unknown).
+func (e *Elector) flush() {
+	e.mu.Lock()
+	out := e.node.Ready()
+	e.mu.Unlock()
+	for _, env := range out {
+		b, err := wire.Encode(env.Msg, e.cfg.Keyring)
+		if err != nil {
+			e.log.Error("encode failed; message not sent", "type", env.Msg.Type, "err", err)
+			continue
+		}
+		e.mu.Lock()
+		to, known := e.addrs[env.To]
+		e.mu.Unlock()
+		if env.To != "" && known {
+			err = e.cfg.Transport.SendTo(b, to)
+		} else {
+			err = e.cfg.Transport.Broadcast(b)
+		}
+		if err != nil {
+			// The transport retries and logs socket trouble itself; a lost
+			// packet is what the protocol is built to survive.
+			e.log.Debug("send failed", "type", env.Msg.Type, "to", env.To, "err", err)
+		}
+	}
+}
+
+func (e *Elector) currentStatus() election.Status {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.node.Status()
+}
+
+func (e *Elector) nextTick() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.node.NextTick()
+}
+
+// resign hands leadership over (if held), sends the RESIGN, and reports the
+// final status, which ends any leadership context.
+func (e *Elector) resign(notifier *election.Notifier) {
+	e.mu.Lock()
+	wasLeader := e.node.Status().Role == election.Leader
+	e.node.Resign(time.Now())
+	e.mu.Unlock()
+	e.flush()
+	if wasLeader {
+		e.log.Info("resigned leadership", slog.Uint64("term", e.currentStatus().Term))
+	}
+	notifier.Stop(e.currentStatus())
+}

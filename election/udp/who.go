@@ -1,0 +1,68 @@
+package udp
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/wire"
+)
+
+// Answer is a leader's reply to a Query.
+type Answer struct {
+	// Leader is the answering leader's node id.
+	Leader string
+	// Term is its term.
+	Term uint64
+	// Addr is the address the answer came from.
+	Addr string
+	// RTT is the time from sending the query to receiving this answer.
+	RTT time.Duration
+}
+
+// Query asks the cluster who leads: it broadcasts a QUERY on t and collects
+// ANSWERs until ctx is done. It returns every distinct leader that answered,
+// in order of arrival (more than one means a split brain in progress). It
+// does not close t.
+func Query(ctx context.Context, t Transport, cluster string, keyring *wire.Keyring) ([]Answer, error) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	q := protocol.Message{
+		Type:        protocol.Query,
+		Cluster:     cluster,
+		From:        fmt.Sprintf("who-%08x", r.Uint32()),
+		Incarnation: protocol.NewIncarnation(time.Now().UnixMilli(), uint16(r.Uint32())),
+		Seq:         1,
+	}
+	b, err := wire.Encode(q, keyring)
+	if err != nil {
+		return nil, fmt.Errorf("udp: encode query: %w", err)
+	}
+	sent := time.Now()
+	if err := t.Broadcast(b); err != nil {
+		return nil, fmt.Errorf("udp: send query: %w", err)
+	}
+	var answers []Answer
+	seen := make(map[string]bool)
+	for {
+		select {
+		case <-ctx.Done():
+			return answers, nil
+		case p, ok := <-t.Packets():
+			if !ok {
+				return answers, nil
+			}
+			m, err := wire.Decode(p.Data, keyring)
+			if err != nil || m.Type != protocol.Answer || m.Cluster != cluster {
+				continue
+			}
+			key := fmt.Sprintf("%s/%d", m.From, m.Term)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			answers = append(answers, Answer{Leader: m.From, Term: m.Term, Addr: p.From.String(), RTT: p.At.Sub(sent)})
+		}
+	}
+}
