@@ -76,7 +76,12 @@ func (r *Runner) takeOver(j *job, now time.Time, term uint64) takeoverPlan {
 	e, known := r.knownEntry(j)
 	log := r.log.With("job", j.spec.Name, "term", term)
 	if !known {
-		// Cold start: nothing before now is ours to run.
+		// Cold start: nothing before now is ours to run. Record where the
+		// schedule was taken up, so that if this leadership ends before
+		// the first instant, the next leader knows the instants after it
+		// are missed ones (run-once), not never due.
+		r.own[j.id] = LedgerEntry{JobID: j.id, Instant: now.Truncate(time.Second), Outcome: OutcomeNone, Term: term}
+		delete(r.unknown, j.id)
 		return takeoverPlan{cursor: now}
 	}
 	plan := takeoverPlan{cursor: e.Instant}

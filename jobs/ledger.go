@@ -47,9 +47,13 @@ const (
 	// OutcomeInterrupted: a new leader found the entry still running; the
 	// run's real end is unknown (the old leader died or was cut off).
 	OutcomeInterrupted Outcome = 5
+	// OutcomeNone: no instant started yet; Instant is when a leader took up
+	// the schedule with nothing known before it (a cold start). Later
+	// leaders treat instants after it as missed, not as never due.
+	OutcomeNone Outcome = 6
 )
 
-var outcomeNames = [...]string{"", "running", "ok", "failed", "cancelled", "interrupted"}
+var outcomeNames = [...]string{"", "running", "ok", "failed", "cancelled", "interrupted", "none"}
 
 // String returns the outcome's name as used in logs, metrics and JSON.
 func (o Outcome) String() string {
@@ -62,7 +66,7 @@ func (o Outcome) String() string {
 // MarshalText encodes the outcome as its name.
 func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
-func (o Outcome) valid() bool { return o >= OutcomeRunning && o <= OutcomeInterrupted }
+func (o Outcome) valid() bool { return o >= OutcomeRunning && o <= OutcomeNone }
 
 // LedgerEntry is what the ledger knows about one job: the last scheduled
 // instant started, how that run ended, and under which term it started.
