@@ -48,7 +48,10 @@ type Transport interface {
 // TransportStats are a transport's counters since it was created. All are
 // monotonically increasing.
 type TransportStats struct {
-	// PacketsIn and BytesIn count packets delivered to Packets().
+	// PacketsIn and BytesIn count every datagram received, including the
+	// ones then dropped (the Dropped* counters below); the rest went to
+	// Packets(). A packet is counted before it is queued, so whoever reads it
+	// from Packets() already sees it in Stats.
 	PacketsIn, BytesIn uint64
 	// PacketsOut and BytesOut count datagrams sent successfully (a
 	// unicast-mode Broadcast counts one per peer).

@@ -58,6 +58,8 @@ func (t *UDPTransport) readLoop(conn datagramReader) {
 
 // deliver filters one datagram and queues a copy of it.
 func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
+	t.stats.packetsIn.Add(1)
+	t.stats.bytesIn.Add(uint64(len(b)))
 	if from == t.local {
 		t.stats.droppedSelf.Add(1)
 		return
@@ -70,8 +72,6 @@ func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
 	p := Packet{Data: append([]byte(nil), b...), From: from, At: at}
 	select {
 	case t.packets <- p:
-		t.stats.packetsIn.Add(1)
-		t.stats.bytesIn.Add(uint64(len(b)))
 	default:
 		t.stats.droppedQueueFull.Add(1)
 		t.log.Debug("udp: dropped packet, receive queue full", "from", from.String())

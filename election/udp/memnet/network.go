@@ -170,11 +170,11 @@ func (n *Network) deliver(from, to netip.AddrPort, data []byte) {
 		n.stats.NoRoute++
 		return
 	}
+	t.stats.PacketsIn++
+	t.stats.BytesIn += uint64(len(data))
 	select {
 	case t.packets <- udp.Packet{Data: data, From: from, At: time.Now()}:
 		n.stats.Delivered++
-		t.stats.PacketsIn++
-		t.stats.BytesIn += uint64(len(data))
 	default:
 		n.stats.QueueFull++
 		t.stats.DroppedQueueFull++
