@@ -95,6 +95,37 @@ func Failover(base protocol.Config, nodes int, link Link, seed uint64) (time.Dur
 	return waitNewLeader(s, old, 10*time.Second)
 }
 
+// FailoverLossy is Failover on a link with random loss, after warmup of
+// healthy running so the adaptive detector has learnt the loss. It returns
+// the failover time and the survivors' suspicion threshold at the crash.
+func FailoverLossy(base protocol.Config, nodes int, loss float64, warmup time.Duration, seed uint64) (time.Duration, int, error) {
+	s := New(Options{Seed: seed, Base: base, Link: LAN, NoCheck: true}, nodeIDs(nodes)...)
+	old, err := elect(s, 10*time.Second)
+	if err != nil {
+		return 0, 0, err
+	}
+	l := LAN
+	l.Loss = loss
+	s.SetLink(l)
+	s.Run(warmup + time.Duration(s.Rand().Int64N(int64(base.Interval))))
+	// A flap during warm-up (rare, while the detector learns the loss)
+	// is not what this measures: crash whoever leads now.
+	ls := s.Leaders()
+	if len(ls) != 1 {
+		return 0, 0, fmt.Errorf("after warmup: leaders %v", ls)
+	}
+	old = ls[0]
+	k := 0
+	for _, id := range s.ids {
+		if id != old {
+			k = max(k, s.Node(id).Stats().MissesThreshold)
+		}
+	}
+	s.Crash(old)
+	d, err := waitNewLeader(s, old, time.Minute)
+	return d, k, err
+}
+
 // Resign measures the time from a settled leader's graceful Resign to a new
 // leader.
 func Resign(base protocol.Config, nodes int, link Link, seed uint64) (time.Duration, error) {
@@ -163,14 +194,14 @@ type StormResult struct {
 	Leaderships int
 }
 
-// Storm starts n nodes at random instants within one interval and runs
-// until they agree on a leader.
-func Storm(base protocol.Config, n int, link Link, seed uint64) (StormResult, error) {
+// Storm starts n nodes at random instants within spread and runs until
+// they agree on a leader.
+func Storm(base protocol.Config, n int, spread time.Duration, link Link, seed uint64) (StormResult, error) {
 	s := New(Options{Seed: seed, Base: base, Link: link})
 	ids := nodeIDs(n)
 	var last time.Time
 	for _, id := range ids {
-		at := s.Now().Add(time.Duration(s.Rand().Int64N(int64(base.Interval))))
+		at := s.Now().Add(time.Duration(s.Rand().Int64N(int64(spread) + 1)))
 		if at.After(last) {
 			last = at
 		}

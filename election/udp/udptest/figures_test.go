@@ -74,13 +74,33 @@ func TestStartupStormOf50Converges(t *testing.T) {
 	var cand uint64
 	ss := seeds(t, 20)
 	for _, seed := range ss {
-		r, err := Storm(c, 50, LAN, seed)
+		r, err := Storm(c, 50, c.Interval, LAN, seed)
 		require.NoError(t, err, "seed %d", seed)
 		assert.LessOrEqual(t, r.Candidacies, uint64(5), "seed %d: a handful of claimants, not N", seed)
 		assert.LessOrEqual(t, r.Converge, settleBound(c), "seed %d", seed)
 		cand += r.Candidacies
 	}
 	t.Logf("mean candidacies per storm election: %.2f", float64(cand)/float64(len(ss)))
+
+	// Worst case: all 50 start in the same millisecond (power returns).
+	for _, seed := range ss {
+		r, err := Storm(c, 50, time.Millisecond, LAN, seed)
+		require.NoError(t, err, "seed %d", seed)
+		assert.LessOrEqual(t, r.Candidacies, uint64(10), "seed %d: simultaneous start", seed)
+		assert.LessOrEqual(t, r.Leaderships, 2, "seed %d", seed)
+	}
+}
+
+func TestFailoverUnderLossUsesAdaptiveThreshold(t *testing.T) {
+	c := protocol.DefaultLANConfig()
+	for _, seed := range seeds(t, 10) {
+		d, k, err := FailoverLossy(c, 5, 0.20, 10*time.Minute, seed)
+		require.NoError(t, err, "seed %d", seed)
+		assert.GreaterOrEqual(t, k, 8, "20%% loss raises the threshold")
+		// Survivors' deadlines: k intervals, plus a claim round that may
+		// itself need repeating under loss.
+		assert.LessOrEqual(t, d, time.Duration(k+2)*c.Interval+2*FailoverBound(c, LAN.MaxDelay()), "seed %d", seed)
+	}
 }
 
 // TestFlapping checks the loss targets over a few simulated hours (the

@@ -46,38 +46,32 @@ func (s *Sim) fail(format string, args ...any) {
 
 // observe checks sn's new state and records transitions.
 func (s *Sim) observe(sn *simNode) {
-	if s.opts.NoCheck && s.OnLeader == nil {
-		// Still count leaderships for figures.
-		st := sn.n.Status()
-		if st.Role == election.Leader && (sn.lastRole != election.Leader || sn.lastTerm != st.Leader.Term) {
-			s.Counters.BecameLeader++
-		}
-		sn.lastRole, sn.lastTerm = st.Role, st.Leader.Term
-		return
-	}
 	st := sn.n.Status()
-	if st.Term < sn.maxTerm {
+	check := !s.opts.NoCheck
+	if check && st.Term < sn.maxTerm {
 		s.fail("%s: term went back from %x to %x", sn.id, sn.maxTerm, st.Term)
 	}
 	sn.maxTerm = st.Term
 	switch st.Role {
 	case election.Leader:
 		t := st.Leader.Term
-		if st.Leader.ID != sn.id {
+		if check && st.Leader.ID != sn.id {
 			s.fail("%s leads but names %q as leader", sn.id, st.Leader.ID)
 		}
-		if sn.lastRole == election.Leader && sn.lastTerm != t {
+		if check && sn.lastRole == election.Leader && sn.lastTerm != t {
 			s.fail("%s changed term %x -> %x while leading", sn.id, sn.lastTerm, t)
 		}
 		if sn.lastRole != election.Leader {
 			s.Counters.BecameLeader++
-			if o, ok := s.inv.owner[t]; ok && o != sn.id {
+			if o, ok := s.inv.owner[t]; check && ok && o != sn.id {
 				s.fail("two leaders in term %x: %s and %s", t, o, sn.id)
 			}
-			if !s.inv.dirty && t <= s.inv.maxLeaderTerm {
+			if check && !s.inv.dirty && t <= s.inv.maxLeaderTerm {
 				s.fail("%s leads term %x, not above earlier leader term %x", sn.id, t, s.inv.maxLeaderTerm)
 			}
-			s.inv.owner[t] = sn.id
+			if check {
+				s.inv.owner[t] = sn.id
+			}
 			if t > s.inv.maxLeaderTerm {
 				s.inv.maxLeaderTerm = t
 			}
@@ -87,7 +81,7 @@ func (s *Sim) observe(sn *simNode) {
 			}
 		}
 	default:
-		if l := st.Leader; l.Known() {
+		if l := st.Leader; check && l.Known() {
 			if o, ok := s.inv.owner[l.Term]; !ok || o != l.ID {
 				s.fail("%s follows %s in term %x, which never led it (owner %q)", sn.id, l.ID, l.Term, o)
 			}

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/lanleader/lanleader/election/udp/protocol"
@@ -20,7 +21,9 @@ func main() {
 	seeds := flag.Int("seeds", 1000, "seeded runs per timing figure")
 	stormSeeds := flag.Int("storm-seeds", 100, "seeded 50-node start-up storms")
 	days := flag.Float64("days", 2, "simulated days per flapping figure")
-	only := flag.String("only", "", "run only: failover, resign, heal, storm, flap")
+	only := flag.String("only", "", "run only: failover, resign, heal, storm, flap, lossy")
+	flag.Float64Var(&target, "target", target, "LossTarget for the adaptive detector")
+	flag.IntVar(&maxMisses, "max-misses", maxMisses, "MaxMisses for the adaptive detector")
 	flag.Parse()
 	if err := run(*seeds, *stormSeeds, *days, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "simfigures:", err)
@@ -28,9 +31,16 @@ func main() {
 	}
 }
 
+var (
+	target    = protocol.DefaultLANConfig().LossTarget
+	maxMisses = protocol.DefaultLANConfig().MaxMisses
+)
+
 func cfg(interval time.Duration, fixed bool) protocol.Config {
 	c := protocol.DefaultLANConfig()
 	c.Interval = interval
+	c.LossTarget = target
+	c.MaxMisses = maxMisses
 	if fixed {
 		c.MaxMisses = c.Misses
 	}
@@ -93,24 +103,41 @@ func run(seeds, stormSeeds int, days float64, only string) error {
 		}
 	}
 	if only == "" || only == "storm" {
-		fmt.Println("\n## Start-up storm: 50 nodes started within one interval (200 ms), equal priority")
-		var conv []time.Duration
-		var cand, claims, leads, maxCand uint64
-		for s := range stormSeeds {
-			r, err := udptest.Storm(cfg(200*time.Millisecond, false), 50, link, uint64(s+1))
-			if err != nil {
-				return fmt.Errorf("storm seed %d: %w", s+1, err)
+		for _, spread := range []time.Duration{200 * time.Millisecond, time.Millisecond} {
+			fmt.Printf("\n## Start-up storm: 50 nodes, equal priority, started within %v (interval 200 ms)\n", spread)
+			var conv []time.Duration
+			var cand, claims, leads, maxCand uint64
+			for s := range stormSeeds {
+				r, err := udptest.Storm(cfg(200*time.Millisecond, false), 50, spread, link, uint64(s+1))
+				if err != nil {
+					return fmt.Errorf("storm seed %d: %w", s+1, err)
+				}
+				conv = append(conv, r.Converge)
+				cand += r.Candidacies
+				claims += r.Claims
+				leads += uint64(r.Leaderships)
+				maxCand = max(maxCand, r.Candidacies)
 			}
-			conv = append(conv, r.Converge)
-			cand += r.Candidacies
-			claims += r.Claims
-			leads += uint64(r.Leaderships)
-			maxCand = max(maxCand, r.Candidacies)
+			n := float64(stormSeeds)
+			fmt.Printf("runs %d: candidacies/election mean %.2f max %d; CLAIM messages mean %.2f (up to 2 per candidacy: one retransmit); leaderships mean %.2f\n",
+				stormSeeds, float64(cand)/n, maxCand, float64(claims)/n, float64(leads)/n)
+			fmt.Printf("convergence after last start: %s\n", pct(conv))
 		}
-		n := float64(stormSeeds)
-		fmt.Printf("runs %d: candidacies/election mean %.2f max %d; CLAIM messages mean %.2f (2 per candidacy: one retransmit); leaderships mean %.2f\n",
-			stormSeeds, float64(cand)/n, maxCand, float64(claims)/n, float64(leads)/n)
-		fmt.Printf("convergence after last start: %s\n", pct(conv))
+	}
+	if only == "" || only == "lossy" {
+		fmt.Println("\n## Failover after leader crash under loss (5 nodes, 200 ms, adaptive, after 10 min warm-up)")
+		for _, loss := range []float64{0.01, 0.05, 0.20} {
+			var ds []time.Duration
+			var ks []int
+			for s := range max(seeds/10, 10) {
+				d, k, err := udptest.FailoverLossy(cfg(200*time.Millisecond, false), 5, loss, 10*time.Minute, uint64(s+1))
+				if err != nil {
+					return fmt.Errorf("lossy failover loss %v seed %d: %w", loss, s+1, err)
+				}
+				ds, ks = append(ds, d), append(ks, k)
+			}
+			fmt.Printf("loss %2.0f%%: %s  (survivor threshold %d..%d intervals)\n", loss*100, pct(ds), slices.Min(ks), slices.Max(ks))
+		}
 	}
 	if only == "" || only == "flap" {
 		d := time.Duration(days * float64(24*time.Hour))
