@@ -82,6 +82,14 @@ func (e *Elector) flush() {
 	e.mu.Unlock()
 	for _, env := range out {
 		b, err := wire.Encode(env.Msg, e.cfg.Keyring)
+		if err != nil && len(env.Msg.Payload) > 0 {
+			// A heartbeat must go out even if the payload (the job ledger)
+			// outgrew a datagram: losing the ledger costs duplicate
+			// protection on failover, losing heartbeats costs the leader.
+			e.log.Warn("payload too large for a packet; sent without it", "size", len(env.Msg.Payload), "err", err)
+			env.Msg.Payload = nil
+			b, err = wire.Encode(env.Msg, e.cfg.Keyring)
+		}
 		if err != nil {
 			e.log.Error("encode failed; message not sent", "type", env.Msg.Type, "err", err)
 			continue
