@@ -12,10 +12,12 @@ import (
 
 var t0 = time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC)
 
+func entriesName(i int) string { return fmt.Sprintf("job-%03d", i) }
+
 func entries(n int) []LedgerEntry {
 	es := make([]LedgerEntry, n)
 	for i := range es {
-		es[i] = LedgerEntry{JobID: JobIDOf(fmt.Sprintf("job-%03d", i)), Instant: t0.Add(time.Duration(i) * time.Minute),
+		es[i] = LedgerEntry{JobID: JobIDOf(entriesName(i)), Instant: t0.Add(time.Duration(i) * time.Minute),
 			Outcome: Outcome(1 + i%5), Term: uint64(100 + i)}
 	}
 	return es

@@ -113,3 +113,30 @@ func TestRunnerLeadershipLossKillsProcessGroup(t *testing.T) {
 	require.NotNil(t, st.LastRun)
 	assert.Equal(t, OutcomeCancelled, st.LastRun.Outcome)
 }
+
+// A real process that outlives its timeout is stopped (process group) and
+// the run is recorded as failed with the timeout.
+func TestRunnerRealProcessTimeout(t *testing.T) {
+	var recs records
+	done := make(chan struct{})
+	var once sync.Once
+	spec := Spec{Name: "slow", Schedule: "* * * * * *", Shell: "sleep 30", Timeout: 200 * time.Millisecond}
+	r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: func(rec RunRecord) {
+		recs.add(rec)
+		once.Do(func() { close(done) })
+	}}, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	el := newFakeElector(ctx, "n1", r.Callbacks())
+	el.lead(1)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no run finished")
+	}
+	cancel()
+	require.NoError(t, r.Wait(context.Background()))
+	got := recs.all()[0]
+	assert.Equal(t, OutcomeFailed, got.Outcome)
+	assert.Contains(t, got.Error, "timeout after 200ms")
+	assert.Equal(t, -1, got.ExitCode)
+}
