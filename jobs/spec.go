@@ -72,7 +72,10 @@ type FieldError struct {
 	Err   error
 }
 
+// Error returns "field: reason".
 func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns the reason.
 func (e *FieldError) Unwrap() error { return e.Err }
 
 func fieldErr(field string, format string, args ...any) error {
