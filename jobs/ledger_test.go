@@ -8,6 +8,8 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election/udp/wire"
 )
 
 var t0 = time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC)
@@ -189,4 +191,10 @@ func TestAdoptLedgerMerges(t *testing.T) {
 	err := r.AdoptLedger([]byte{1, 2, 3})
 	require.Error(t, err)
 	assert.Equal(t, entry(9, OutcomeOK, 7), *known("a"), "a bad ledger changes nothing")
+}
+
+// The ledger must fit the heartbeat payload the wire codec accepts.
+func TestLedgerFitsHeartbeat(t *testing.T) {
+	assert.LessOrEqual(t, MaxLedgerSize, wire.MaxPayload)
+	assert.LessOrEqual(t, len(Ledger{Entries: entries(1000)}.Encode()), wire.MaxPayload)
 }
