@@ -24,6 +24,9 @@ type elector struct {
 	canRun func() bool
 	// peerLedger returns the newest job ledger heard from a leader.
 	peerLedger func() (leader string, term uint64, payload []byte)
+	// publish sends the job ledger to the followers at once, if the mode
+	// carries one.
+	publish func()
 	// extra is the mode's own part of /status.
 	extra func() any
 }
@@ -116,6 +119,7 @@ func newUDPElector(s settings, logger *slog.Logger, m *metrics.Metrics, ledger f
 		Elector:    e,
 		canRun:     e.CanActAsLeader,
 		peerLedger: e.LeaderPayload,
-		extra: func() any { return newUDPView(e.Stats(), t.Stats()) },
+		publish:    e.Publish,
+		extra:      func() any { return newUDPView(e.Stats(), t.Stats()) },
 	}, nil
 }

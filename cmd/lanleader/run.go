@@ -77,6 +77,11 @@ func runDaemon(ctx context.Context, s settings, file *config.File, logger *slog.
 		Logger:     logger,
 		CanRun:     el.canRun,
 		PeerLedger: el.peerLedger,
+		OnLedgerChange: func() {
+			if el.publish != nil {
+				el.publish()
+			}
+		},
 		OnRunFinished: func(rec jobs.RunRecord) { m.JobFinished(rec.Job, rec.Outcome.String(), rec.Duration) },
 	})
 	if err != nil {

@@ -48,6 +48,9 @@ type Elector struct {
 
 	notifier *election.Notifier
 	initial  election.Status
+	// publish asks the run loop to heartbeat the payload at once; one
+	// pending request stands for any number.
+	publish chan struct{}
 }
 
 var _ election.Elector = (*Elector)(nil)
@@ -76,6 +79,7 @@ func New(cfg Config) (*Elector, error) {
 		node:    node,
 		addrs:   make(map[string]netip.AddrPort),
 		initial: node.Status(),
+		publish: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -96,6 +100,17 @@ func (e *Elector) CanActAsLeader() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.node.CanActAsLeader(time.Now())
+}
+
+// Publish asks the leader to send its payload (Config.Payload) at once
+// rather than with the next periodic heartbeat. It never blocks; requests
+// made before the loop gets to them are coalesced. Wire it to the job
+// runner's OnLedgerChange.
+func (e *Elector) Publish() {
+	select {
+	case e.publish <- struct{}{}:
+	default:
+	}
 }
 
 // LeaderPayload returns the newest payload heard from a leader (this node's

@@ -27,6 +27,7 @@ type cluster struct {
 	net     *memnet.Network
 	nodes   []*node
 	keyring *wire.Keyring
+	payload func() []byte
 }
 
 type node struct {
@@ -66,6 +67,7 @@ func (c *cluster) start(i int) *node {
 		Protocol:  pc,
 		Transport: c.net.Join(nd.addr),
 		Keyring:   c.keyring,
+		Payload:   c.payload,
 		OnPacket: func(typ, result string) {
 			nd.mu.Lock()
 			nd.packets[typ+"/"+result]++
@@ -257,5 +259,39 @@ func TestElectorCountsAndDropsBadPackets(t *testing.T) {
 			}
 		}
 		assert.Equal(t, 3, dropped, "every bad packet counted: %v", nd.packets)
+	})
+}
+
+func TestElectorPublishSendsPayloadAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		payload := []byte("v1")
+		c := &cluster{t: t, net: memnet.New(memnet.WithSeed(1)), payload: func() []byte {
+			mu.Lock()
+			defer mu.Unlock()
+			return payload
+		}}
+		c.start(1)
+		c.start(2)
+		defer c.stopAll()
+		advance(3 * time.Second)
+		leaders := c.leaders()
+		require.Len(t, leaders, 1)
+		follower := c.nodes[0]
+		if follower == leaders[0] {
+			follower = c.nodes[1]
+		}
+		_, _, got := follower.elector.LeaderPayload()
+		require.Equal(t, "v1", string(got))
+
+		mu.Lock()
+		payload = []byte("v2")
+		mu.Unlock()
+		leaders[0].elector.Publish()
+		synctest.Wait() // no time passes: only an immediate heartbeat can carry v2
+		leader, term, got := follower.elector.LeaderPayload()
+		assert.Equal(t, "v2", string(got))
+		assert.Equal(t, leaders[0].id, leader)
+		assert.Equal(t, leaders[0].elector.Status().Term, term)
 	})
 }

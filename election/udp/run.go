@@ -35,10 +35,21 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 				return errors.New("udp: transport closed")
 			}
 			e.receive(p)
+		case <-e.publish:
+			if e.cfg.Payload != nil {
+				payload := e.cfg.Payload()
+				e.mu.Lock()
+				e.node.Publish(time.Now(), payload)
+				e.mu.Unlock()
+			}
 		case <-timer.C:
+			var payload []byte
+			if e.cfg.Payload != nil {
+				payload = e.cfg.Payload()
+			}
 			e.mu.Lock()
-			if e.cfg.Payload != nil && e.node.Status().Role == election.Leader {
-				e.node.SetPayload(e.cfg.Payload())
+			if payload != nil {
+				e.node.SetPayload(payload)
 			}
 			e.node.Tick(time.Now())
 			e.mu.Unlock()
