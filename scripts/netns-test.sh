@@ -310,6 +310,18 @@ agree() {
 	return $ok
 }
 
+# dead_report prints, for each node whose daemon has exited though the
+# script did not stop it, the node and the last line of its log.
+dead_report() {
+	local i out=""
+	for i in "${!LLT_DAEMON_PID[@]}"; do
+		if ! kill -0 "${LLT_DAEMON_PID[$i]}" 2>/dev/null; then
+			out+="n$i exited: $(tail -n1 "$WORK/n$i.log" | cut -c1-300); "
+		fi
+	done
+	echo "$out"
+}
+
 alive_nodes() {
 	local i out=""
 	for ((i = 1; i <= NODES; i++)); do
@@ -346,7 +358,7 @@ settle() {
 	local alive
 	alive=$(alive_nodes)
 	if ! llt_poll 10000 100 agree "$alive"; then
-		fail "$1: cluster did not settle on one leader within 10 s before the scenario ($VIEW)"
+		fail "$1: cluster did not settle on one leader within 10 s before the scenario ($VIEW) $(dead_report)"
 		return 1
 	fi
 }
@@ -368,8 +380,8 @@ sc_startup() {
 	if llt_poll 10000 100 agree "$(alive_nodes)"; then
 		pass "startup: exactly one leader (n$AGREED, term $AGREED_TERM), all $NODES agree after $(($(llt_now_ms) - t0)) ms"
 	else
-		fail "startup: no single agreed leader within 10 s ($VIEW)"
-		return
+		fail "startup: no single agreed leader within 10 s ($VIEW) $(dead_report)"
+		return 1
 	fi
 	local n
 	n=$(count_events "$t0" "$(llt_now_ms)" "$(alive_nodes)")
@@ -783,12 +795,15 @@ else
 			esac
 		done
 		# start-up always runs: every other scenario needs the cluster.
-		sc_startup
-		for s in "${wanted[@]}"; do
-			[ "$s" = startup ] || "sc_$s"
-		done
-		check_terms
-		check_exactly_once
+		if sc_startup; then
+			for s in "${wanted[@]}"; do
+				[ "$s" = startup ] || "sc_$s"
+			done
+			check_terms
+			check_exactly_once
+		else
+			echo "netns-test: no cluster, so the other scenarios were not run"
+		fi
 	fi
 fi
 
