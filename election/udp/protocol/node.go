@@ -72,6 +72,7 @@ type Node struct {
 
 	nextBeat    time.Time
 	lastBeat    time.Time
+	lastCorrect time.Time
 	listenUntil time.Time
 
 	peers map[string]*peer

@@ -138,7 +138,11 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 		}
 	default:
 		if m.Term <= n.maxLeaderTerm {
-			return // older than a leader we know: stale
+			// Older than a leader we know: the claimant restarted and has
+			// not heard the current term (its leader may be dead or
+			// paused). Tell it, so it does not lead with a lower term.
+			n.correct(now, m.From)
+			return
 		}
 		switch n.fstate {
 		case following:
@@ -176,10 +180,31 @@ func (n *Node) stepResign(now time.Time, m *Message) {
 	}
 }
 
-// stepQuery answers "who leads?" when we do.
+// stepQuery answers "who leads?" when we do. A candidate that learns from
+// a query (a correction, or a paused leader's) of a term above its claim
+// gives the claim up: it would lead with a term older than one already in
+// use. It claims again, higher, after the usual wait.
 func (n *Node) stepQuery(now time.Time, m *Message) {
+	if n.role == election.Candidate && m.Term > n.claimTerm {
+		n.wait(now, n.yieldWait())
+		return
+	}
 	if n.role != election.Leader {
 		return
 	}
 	n.emit(m.From, Message{Type: Answer, Term: n.leader.Term, Leader: n.cfg.NodeID, Payload: n.payload})
+}
+
+// correct tells a stale claimant the newest leader term we know, with a
+// unicast QUERY (Term = that term, Leader = our leader). At most one per
+// W/4, so forged claims cannot make us flood.
+func (n *Node) correct(now time.Time, to string) {
+	if n.maxLeaderTerm == 0 {
+		return
+	}
+	if !n.lastCorrect.IsZero() && now.Sub(n.lastCorrect) < n.cfg.ClaimWindow/4 {
+		return
+	}
+	n.lastCorrect = now
+	n.emit(to, Message{Type: Query, Term: n.maxLeaderTerm, Leader: n.leader.ID})
 }

@@ -217,3 +217,34 @@ func TestAnswerBeatRateLimited(t *testing.T) {
 	}
 	assert.Len(t, l.Ready(), 1, "a flood of claims gets one answer per W/4")
 }
+
+func TestStaleClaimIsCorrectedAndClaimantGivesUp(t *testing.T) {
+	f := newTestNode(t)
+	f.Step(t0, beat("l", 1, 1, 5)) // f knows a leader of round 5
+	c, err := NewNode(testConfig("c", 100, 2), t0)
+	require.NoError(t, err)
+	for c.Status().Role != election.Candidate { // c restarted, knows nothing
+		c.Tick(c.NextTick())
+	}
+	cl := c.Ready()
+	require.Equal(t, []Type{Query, Claim}, types(cl), "start-up query, then the claim")
+	cl = cl[1:]
+	require.Equal(t, uint64(1), TermRound(cl[0].Msg.Term))
+
+	f.Step(t0.Add(10*time.Millisecond), cl[0].Msg)
+	corr := f.Ready()
+	require.Len(t, corr, 1, "a follower that knows a newer leader tells the stale claimant")
+	assert.Equal(t, Query, corr[0].Msg.Type)
+	assert.Equal(t, "c", corr[0].To)
+	assert.Equal(t, MakeTerm(5, 100, NodeTag("l")), corr[0].Msg.Term)
+	assert.Equal(t, "l", f.Status().Leader.ID, "and keeps its leader")
+
+	c.Step(c.now, corr[0].Msg)
+	assert.Equal(t, election.Follower, c.Status().Role, "the claimant gives up")
+	for c.Status().Role != election.Candidate {
+		c.Tick(c.NextTick())
+	}
+	cl = c.Ready()
+	require.NotEmpty(t, cl)
+	assert.Greater(t, cl[len(cl)-1].Msg.Term, corr[0].Msg.Term, "its next claim is above the corrected term")
+}

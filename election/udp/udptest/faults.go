@@ -111,6 +111,7 @@ func (s *Sim) Pause(id string) {
 	}
 	sn.paused = true
 	s.logf("%s pause", id)
+	s.checkKnown()
 }
 
 // Resume thaws id: the overdue tick and the buffered deliveries run now,

@@ -96,12 +96,23 @@ func (s *Sim) observe(sn *simNode) {
 // crashed is called when a node goes down.
 func (v *invariants) crashed(s *Sim, sn *simNode) {
 	sn.lastRole = election.Follower
+	s.checkKnown()
+}
+
+// checkKnown marks the run dirty when no running, unpaused node knows the
+// newest leader term: a node that (re)starts then cannot learn it, and may
+// lead with a lower term (documented: full-cluster restart).
+func (s *Sim) checkKnown() {
+	if s.inv.dirty || s.inv.maxLeaderTerm == 0 {
+		return
+	}
 	for _, id := range s.ids {
-		if s.nodes[id].up {
+		sn := s.nodes[id]
+		if sn.up && !sn.paused && sn.n.Status().Term >= s.inv.maxLeaderTerm {
 			return
 		}
 	}
-	s.MarkDirty("every node down")
+	s.MarkDirty("no running node knows the newest term")
 }
 
 // Leaders returns the running (not crashed) nodes whose role is leader,

@@ -71,3 +71,38 @@ func TestOneWayCutFromLeader(t *testing.T) {
 	assert.NotEqual(t, old, ls[0], "the deaf-muted leader hears the successor and steps down")
 	assert.Equal(t, ls[0], s.Node(old).Status().Leader.ID)
 }
+
+// TestRestartedNodeDoesNotLeadWithOldTerm: the leader crashes and a
+// follower restarts at once, knowing no term. The restarted node is made to
+// claim first (the survivor is configured to suspect late); the survivor,
+// still following, corrects its stale claim, so no leader ever has a term
+// below the crashed leader's (the clean-run invariant checks every
+// leadership).
+func TestRestartedNodeDoesNotLeadWithOldTerm(t *testing.T) {
+	c := protocol.DefaultLANConfig()
+	for _, seed := range seeds(t, 200) {
+		restarted := false
+		s := New(Options{Seed: seed, Link: LAN, Configure: func(id string, c *protocol.Config) {
+			if !restarted {
+				c.Misses, c.MaxMisses = 6, 10 // the survivor suspects late
+			}
+		}}, nodeIDs(3)...)
+		old, err := elect(s, 10*time.Second)
+		require.NoError(t, err)
+		oldTerm := s.Node(old).Status().Leader.Term
+		var other string
+		for _, id := range s.IDs() {
+			if id != old {
+				other = id
+			}
+		}
+		s.Run(time.Duration(s.Rand().Int64N(int64(c.Interval))))
+		s.Crash(old)
+		s.Crash(other)
+		restarted = true
+		s.Restart(other)
+		_, err = elect(s, 10*time.Second)
+		require.NoError(t, err, "seed %d", seed)
+		assert.Greater(t, s.Node(s.Leaders()[0]).Status().Leader.Term, oldTerm, "seed %d", seed)
+	}
+}
