@@ -30,7 +30,7 @@ func checkConfigCmd(_ context.Context, args []string, stdout, stderr io.Writer) 
 	s := defaultSettings()
 	mergeFile(&s, file.Election, nil)
 	if err := s.validate(); err != nil {
-		return configError{fmt.Errorf("%s: %w", file.Path, err)}
+		return configError{describe(err, file, nil)}
 	}
 
 	fmt.Fprintf(stdout, "%s: ok (mode %s, %d jobs)\n", file.Path, s.Mode, len(file.Jobs))

@@ -47,7 +47,7 @@ func runCmd(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	mergeFile(&s, file.Election, set)
 	if err := s.validate(); err != nil {
-		return configError{fmt.Errorf("%s: %w", file.Path, err)}
+		return configError{describe(err, file, set)}
 	}
 	logger, err := newLogger(stderr, s.LogFormat, s.LogLevel)
 	if err != nil {

@@ -42,7 +42,7 @@ func defaultSettings() settings {
 	return settings{
 		Mode:      "udp",
 		EnvVar:    env.DefaultVar,
-		Cluster:   "lanleader",
+		Cluster:   pc.Cluster,
 		Bind:      udp.DefaultBind,
 		Port:      udp.DefaultPort,
 		Priority:  int(pc.Priority),
@@ -124,39 +124,60 @@ func mergeFile(s *settings, e config.Election, set map[string]bool) {
 	}
 }
 
-// validate checks the settings' values and relationships. Errors name the
-// flag (and the config key, which has the same name with underscores).
+// settingError is an invalid setting, named by its config key (under
+// election:) and its flag, which share a name but for _ and -.
+type settingError struct {
+	key string // e.g. "priority"
+	msg string
+}
+
+func (e settingError) Error() string { return e.msg }
+
+// describe places err for the user: at the flag if one was given, else at
+// the file line that set the key, else just the flag (a default was bad).
+func describe(err error, file *config.File, set map[string]bool) error {
+	se, ok := err.(settingError)
+	if !ok {
+		return err
+	}
+	flagName := strings.ReplaceAll(se.key, "_", "-")
+	if set[flagName] || file == nil {
+		return fmt.Errorf("--%s: %s", flagName, se.msg)
+	}
+	key := "election." + se.key
+	return fmt.Errorf("%s: %s (or --%s): %s", file.Where(key), key, flagName, se.msg)
+}
+
+// validate checks the settings' values and relationships.
 func (s *settings) validate() error {
+	bad := func(key, format string, args ...any) error {
+		return settingError{key: key, msg: fmt.Sprintf(format, args...)}
+	}
 	switch s.Mode {
 	case "static":
 		if s.Leader == "" {
-			return fmt.Errorf("--leader (election.leader) is required in static mode: the hostname, FQDN or IP of the node that leads")
+			return bad("leader", "required in static mode: the hostname, FQDN or IP of the node that leads")
 		}
 	case "env", "udp":
 	default:
-		return fmt.Errorf("--mode (election.mode) %q: want static, env or udp", s.Mode)
+		return bad("mode", "%q: want static, env or udp", s.Mode)
 	}
 	if s.Port < 1 || s.Port > 65535 {
-		return fmt.Errorf("--port (election.port) %d: want 1-65535", s.Port)
+		return bad("port", "%d: want 1-65535", s.Port)
 	}
 	if s.Priority < 0 || s.Priority > 255 {
-		return fmt.Errorf("--priority (election.priority) %d: want 0-255", s.Priority)
+		return bad("priority", "%d: want 0-255", s.Priority)
 	}
 	if s.Interval <= 0 {
-		return fmt.Errorf("--interval (election.interval) %v: must be positive", s.Interval)
+		return bad("interval", "%v: must be positive", s.Interval)
 	}
 	if s.Misses < 1 {
-		return fmt.Errorf("--misses (election.misses) %d: must be at least 1", s.Misses)
-	}
-	switch s.LogFormat {
-	case "text", "json":
-	default:
-		return fmt.Errorf("--log-format %q: want text or json", s.LogFormat)
+		return bad("misses", "%d: must be at least 1", s.Misses)
 	}
 	if s.NodeID == "" {
 		h, err := os.Hostname()
 		if err != nil {
-			return fmt.Errorf("--node-id not set and the hostname is unknown: %w", err)
+			return bad("node_id", "not set and the hostname is unknown: %v", err)
 		}
 		s.NodeID = h
 	}
