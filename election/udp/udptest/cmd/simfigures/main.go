@@ -56,9 +56,10 @@ func pct(ds []time.Duration) string {
 func run(seeds, stormSeeds int, days float64, only string) error {
 	link := udptest.LAN
 	intervals := []time.Duration{200 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond}
+	failoverIntervals := append([]time.Duration{time.Second}, intervals...)
 	if only == "" || only == "failover" {
 		fmt.Println("## Failover after leader crash (3 nodes, loss-free LAN 0.2±0.1 ms, Misses 3, ClaimWindow 10 ms, BackoffMax Interval/2)")
-		for _, iv := range intervals {
+		for _, iv := range failoverIntervals {
 			c := cfg(iv, false)
 			var ds []time.Duration
 			for s := range seeds {
