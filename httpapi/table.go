@@ -12,10 +12,12 @@ import (
 )
 
 // WriteTable prints doc for a person: this node's role and leader first,
-// then the jobs and extra views. Those views are whatever their producers
-// encode; a list of objects (or an object of objects keyed by name) becomes
-// a table whose columns are the objects' keys in order, nested keys joined
-// with dots.
+// then the jobs and extra views. The job runner's view (a list of objects
+// with name, schedule, next_run, last_run, ledger, skipped) becomes one
+// line per job. Other views are shown generically: a list of objects (or
+// an object of objects keyed by name) becomes a table whose columns are
+// the objects' keys in order, nested keys joined with dots; the scalars of
+// an object are listed under DETAILS.
 func WriteTable(w io.Writer, doc StatusDoc) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
@@ -44,7 +46,11 @@ func WriteTable(w io.Writer, doc StatusDoc) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if err := writeSection(w, "JOBS", doc.Jobs); err != nil {
+	if rows, ok := decodeJobRows(doc.Jobs); ok {
+		if err := writeJobTable(w, rows, doc.Time); err != nil {
+			return err
+		}
+	} else if err := writeSection(w, "JOBS", doc.Jobs); err != nil {
 		return err
 	}
 	return writeSection(w, "", doc.Extra)
@@ -88,7 +94,7 @@ func writeSection(w io.Writer, title string, raw json.RawMessage) error {
 			}
 		}
 		if len(scalars) > 0 {
-			fmt.Fprintf(w, "\n%s\n", orDefault(title, "OTHER"))
+			fmt.Fprintf(w, "\n%s\n", orDefault(title, "DETAILS"))
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			for _, f := range flatten("", scalars, nil) {
 				fmt.Fprintf(tw, "%s\t%s\n", strings.ToUpper(f.key), cell(f.val))
@@ -109,13 +115,13 @@ func writeSection(w io.Writer, title string, raw json.RawMessage) error {
 		return nil
 	}
 	if isTable(v) {
-		return writeTable(w, orDefault(title, "OTHER"), v)
+		return writeTable(w, orDefault(title, "DETAILS"), v)
 	}
 	if arr, ok := v.([]any); ok && len(arr) == 0 {
-		_, err = fmt.Fprintf(w, "\n%s\n(none)\n", orDefault(title, "OTHER"))
+		_, err = fmt.Fprintf(w, "\n%s\n(none)\n", orDefault(title, "DETAILS"))
 		return err
 	}
-	_, err = fmt.Fprintf(w, "\n%s\n%s\n", orDefault(title, "OTHER"), cell(v))
+	_, err = fmt.Fprintf(w, "\n%s\n%s\n", orDefault(title, "DETAILS"), cell(v))
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/httpapi"
+	"github.com/lanleader/lanleader/jobs"
 )
 
 func TestWriteTable(t *testing.T) {
@@ -21,12 +22,23 @@ func TestWriteTable(t *testing.T) {
 		Time:    time.Date(2026, 11, 30, 19, 5, 3, 0, time.UTC),
 		Ready:   true,
 		Version: "v0.1.0",
+		// The job runner's view, as jobs.JobStatus encodes it.
 		Jobs: json.RawMessage(`[
-			{"name":"backup","schedule":"0 2 * * *","next_run":"2026-12-01T02:00:00.123Z",
-			 "last_run":{"outcome":"ok","duration":"1m30s","exit_code":0}},
-			{"name":"digest","schedule":"30 6 * * *","next_run":"2026-12-01T06:30:00Z","last_run":null}
+			{"name":"nightly-backup","schedule":"0 2 * * *","next_run":"2026-12-01T02:00:00Z","running":0,
+			 "last_run":{"job":"nightly-backup","run_id":"r1","scheduled_at":"2026-11-30T02:00:00Z","term":3,
+			   "attempt":2,"outcome":"failed","exit_code":1,"started":"2026-11-30T02:00:00.2Z",
+			   "error":"exit status 1","duration_seconds":90.4},
+			 "ledger":{"instant":"2026-11-30T02:00:00Z","outcome":"failed","term":3},
+			 "skipped":{"overlap":0,"refused":0,"misfired":1,"already_started":0}},
+			{"name":"morning-digest","schedule":"30 6 * * *","next_run":"2026-12-01T06:30:00Z","running":1,
+			 "ledger":{"instant":"2026-11-30T06:30:00Z","outcome":"ok","term":4},
+			 "skipped":{"overlap":0,"refused":0,"misfired":0,"already_started":0}},
+			{"name":"hello","schedule":"@every 1m","next_run":"2026-11-30T19:06:00Z","running":0,
+			 "last_run":{"scheduled_at":"2026-11-30T19:05:00Z","term":4,"attempt":1,"outcome":"ok",
+			   "exit_code":0,"duration_seconds":0.0123},
+			 "skipped":{}}
 		]`),
-		Extra: json.RawMessage(`{"cluster":"home","peers":[
+		Extra: json.RawMessage(`{"leader_changes":2,"loss_estimate":0.01,"dropped":{"bad_mac":3},"peers":[
 			{"id":"pi","addr":"192.168.1.7:7483","last_seen":"2026-11-30T19:05:02Z"}]}`),
 	}
 	var out bytes.Buffer
@@ -39,12 +51,15 @@ READY    yes
 VERSION  v0.1.0
 
 JOBS
-NAME    SCHEDULE    NEXT_RUN              LAST_RUN.OUTCOME  LAST_RUN.DURATION  LAST_RUN.EXIT_CODE
-backup  0 2 * * *   2026-12-01T02:00:00Z  ok                1m30s              0
-digest  30 6 * * *  2026-12-01T06:30:00Z  -                 -                  -
+NAME            SCHEDULE    NEXT RUN                             LAST INSTANT          OUTCOME              EXIT  DURATION  TERM  SKIPPED     ERROR
+nightly-backup  0 2 * * *   2026-12-01T02:00:00Z (in 6h54m57s)   2026-11-30T02:00:00Z  failed (2 attempts)  1     1m30s     3     misfired=1  exit status 1
+morning-digest  30 6 * * *  2026-12-01T06:30:00Z (in 11h24m57s)  2026-11-30T06:30:00Z  running (1)          -     -         4     -           -
+hello           @every 1m   2026-11-30T19:06:00Z (in 57s)        2026-11-30T19:05:00Z  ok                   0     12ms      4     -           -
 
-OTHER
-CLUSTER  home
+DETAILS
+LEADER_CHANGES   2
+LOSS_ESTIMATE    0.01
+DROPPED.BAD_MAC  3
 
 PEERS
 ID  ADDR              LAST_SEEN
@@ -92,4 +107,21 @@ func TestWriteTableBadView(t *testing.T) {
 	err := httpapi.WriteTable(&out, httpapi.StatusDoc{Jobs: json.RawMessage(`{"a":`)})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "jobs")
+}
+
+// The job table reads the job runner's JSON by field name; this keeps the
+// two in step: a real jobs.JobStatus must come out as a job row.
+func TestWriteTableReadsRealJobStatus(t *testing.T) {
+	st := []jobs.JobStatus{{
+		Name: "backup", Schedule: "0 2 * * *", NextRun: time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC),
+		LastRun: &jobs.RunRecord{
+			Job: "backup", ScheduledAt: time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC), Term: 7, Attempt: 1,
+			Outcome: jobs.OutcomeOK, ExitCode: 0, Duration: 42 * time.Second,
+		},
+	}}
+	raw, err := json.Marshal(st)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, httpapi.WriteTable(&out, httpapi.StatusDoc{Node: "nas", Jobs: raw}))
+	assert.Regexp(t, `\nbackup +0 2 \* \* \* +2026-12-01T02:00:00Z +2026-11-30T02:00:00Z +ok +0 +42s +7 +-\n`, out.String())
 }
