@@ -86,7 +86,8 @@ func writeJobTable(w io.Writer, rows []jobRow, now time.Time) error {
 		}
 		// A newer ledger entry is a run this node did not do (the leader's,
 		// seen from a follower): show it, without local details.
-		if l := r.Ledger; l != nil && (r.LastRun == nil || l.Instant.After(r.LastRun.ScheduledAt)) {
+		// Outcome "none" marks when a leader took the job up, not a run.
+		if l := r.Ledger; l != nil && l.Outcome != "none" && (r.LastRun == nil || l.Instant.After(r.LastRun.ScheduledAt)) {
 			last, outcome, term = timeCell(l.Instant), orDash(l.Outcome), fmt.Sprint(l.Term)
 			exit, dur, errText = "-", "-", ""
 		}
@@ -115,7 +116,7 @@ func timeCell(t time.Time) string {
 func nextCell(t, now time.Time) string {
 	s := timeCell(t)
 	if s != "-" && !now.IsZero() && t.After(now) {
-		s += " (in " + t.Sub(now).Round(time.Second).String() + ")"
+		s += " (in " + humanDuration(t.Sub(now)) + ")"
 	}
 	return s
 }
@@ -142,4 +143,16 @@ func skippedCell(m map[string]uint64) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, " ")
+}
+
+// humanDuration is d rounded to the second, with days for waits of a day
+// or more ("6d11h55m" rather than "155h54m57s").
+func humanDuration(d time.Duration) string {
+	if d < 24*time.Hour {
+		return d.Round(time.Second).String()
+	}
+	d = d.Round(time.Minute)
+	days := d / (24 * time.Hour)
+	d -= days * 24 * time.Hour
+	return fmt.Sprintf("%dd%dh%dm", days, d/time.Hour, (d%time.Hour)/time.Minute)
 }

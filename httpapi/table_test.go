@@ -33,6 +33,8 @@ func TestWriteTable(t *testing.T) {
 			{"name":"morning-digest","schedule":"30 6 * * *","next_run":"2026-12-01T06:30:00Z","running":1,
 			 "ledger":{"instant":"2026-11-30T06:30:00Z","outcome":"ok","term":4},
 			 "skipped":{"overlap":0,"refused":0,"misfired":0,"already_started":0}},
+			{"name":"weekly","schedule":"0 7 * * 1","next_run":"2026-12-07T07:00:00Z","running":0,
+			 "ledger":{"instant":"2026-11-30T19:00:00Z","outcome":"none","term":4},"skipped":{}},
 			{"name":"hello","schedule":"@every 1m","next_run":"2026-11-30T19:06:00Z","running":0,
 			 "last_run":{"scheduled_at":"2026-11-30T19:05:00Z","term":4,"attempt":1,"outcome":"ok",
 			   "exit_code":0,"duration_seconds":0.0123},
@@ -54,6 +56,7 @@ JOBS
 NAME            SCHEDULE    NEXT RUN                             LAST INSTANT          OUTCOME              EXIT  DURATION  TERM  SKIPPED     ERROR
 nightly-backup  0 2 * * *   2026-12-01T02:00:00Z (in 6h54m57s)   2026-11-30T02:00:00Z  failed (2 attempts)  1     1m30s     3     misfired=1  exit status 1
 morning-digest  30 6 * * *  2026-12-01T06:30:00Z (in 11h24m57s)  2026-11-30T06:30:00Z  running (1)          -     -         4     -           -
+weekly          0 7 * * 1   2026-12-07T07:00:00Z (in 6d11h55m)   -                     -                    -     -         -     -           -
 hello           @every 1m   2026-11-30T19:06:00Z (in 57s)        2026-11-30T19:05:00Z  ok                   0     12ms      4     -           -
 
 DETAILS
