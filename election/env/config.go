@@ -13,7 +13,8 @@ type Config struct {
 	// true, 1 or yes (any case) lead; false, 0, no, empty or unset follow;
 	// anything else is an error from New. Default: DefaultVar.
 	Var string
-	// Logger receives the decision. Nil means slog.Default().
+	// Logger receives the decision. Nil means slog.Default(). Records
+	// carry no node attribute: add one with Logger.With.
 	Logger *slog.Logger
 
 	// LookupEnv reads the environment. Nil means os.LookupEnv.

@@ -107,10 +107,10 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 
 	s := election.Status{Node: e.nodeID, Role: election.Follower, Term: term, Since: time.Now()}
 	if e.leads {
-		e.log.Info("env: this node leads", "node", e.nodeID, "reason", e.Reason(), "term", term)
+		e.log.Info("env: this node leads", "reason", e.Reason(), "term", term)
 		s.Role, s.Leader = election.Leader, election.LeaderInfo{ID: e.nodeID, Term: term}
 	} else {
-		e.log.Info("env: this node follows", "node", e.nodeID, "reason", e.Reason())
+		e.log.Info("env: this node follows", "reason", e.Reason())
 	}
 	n.Update(s)
 	e.mu.Lock()
@@ -120,7 +120,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	<-ctx.Done()
 	final := n.Status()
 	if final.Role == election.Leader {
-		e.log.Info("env: stepping down", "node", e.nodeID, "term", term)
+		e.log.Info("env: stepping down", "term", term)
 		final = election.Status{Node: e.nodeID, Role: election.Follower, Term: term, Since: time.Now()}
 	}
 	n.Stop(final)

@@ -144,7 +144,7 @@ func TestRun(t *testing.T) {
 			runEvents:   []string{"new:app-1/1", "start:1"},
 			finalEvents: []string{"stop(ctx cancelled=true)", "new:/0"},
 			final:       election.Status{Node: "app-1", Role: election.Follower, Term: 1},
-			logged:      `msg="env: this node leads" node=app-1 reason="LANLEADER_LEADER=\"true\""`,
+			logged:      `msg="env: this node leads" reason="LANLEADER_LEADER=\"true\""`,
 		},
 		{
 			name:        "follower",
@@ -153,7 +153,7 @@ func TestRun(t *testing.T) {
 			runEvents:   nil,
 			finalEvents: nil,
 			final:       election.Status{Node: "app-1", Role: election.Follower, Term: 1},
-			logged:      `msg="env: this node follows" node=app-1 reason="LANLEADER_LEADER=\"0\""`,
+			logged:      `msg="env: this node follows" reason="LANLEADER_LEADER=\"0\""`,
 		},
 	}
 	noSince := func(s election.Status) election.Status { s.Since = time.Time{}; return s }

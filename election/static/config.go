@@ -9,15 +9,18 @@ import (
 // Config configures a static Elector. Leader is required; the lookups
 // default to this machine's and exist so tests do not depend on it.
 type Config struct {
-	// NodeID is this node's id. It overrides the hostname: when set, the
-	// hostname and FQDN are neither looked up nor compared, so several
-	// instances on one machine can be told apart. Default: os.Hostname.
+	// NodeID is this node's id. Default: the hostname. A node id other
+	// than the hostname overrides it: the hostname and FQDN are then not
+	// compared, so several instances on one machine can be told apart. A
+	// node id equal to the hostname (any case) is the hostname, FQDN
+	// included.
 	NodeID string
 	// Leader names the node that leads: a hostname, short or fully
 	// qualified (case-insensitive, a trailing dot is ignored), a node id, or
 	// an IP address of one of the leader's interfaces. Required.
 	Leader string
 	// Logger receives the decision and why. Nil means slog.Default().
+	// Records carry no node attribute: add one with Logger.With.
 	Logger *slog.Logger
 
 	// Hostname returns this machine's hostname. Nil means os.Hostname.

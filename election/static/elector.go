@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,17 +58,26 @@ func New(cfg Config) (*Elector, error) {
 	}
 	cfg.NodeID = normalizeName(cfg.NodeID)
 
-	nodeID := cfg.NodeID
-	if nodeID == "" {
-		h, err := cfg.Hostname()
-		if err != nil {
-			return nil, fmt.Errorf("static: hostname: %w (set a node id)", err)
-		}
-		if nodeID = normalizeName(h); nodeID == "" {
-			return nil, errors.New("static: hostname is empty (set a node id)")
-		}
+	// A node id equal to the hostname (as the CLI passes by default) is
+	// no override: the FQDN still counts.
+	h, herr := cfg.Hostname()
+	host := normalizeName(h)
+	if herr != nil {
+		host = ""
 	}
-	d, err := decide(context.Background(), cfg, leader, leaderIP, nodeID)
+	nodeID := cfg.NodeID
+	switch {
+	case nodeID == "" && herr != nil:
+		return nil, fmt.Errorf("static: hostname: %w (set a node id)", herr)
+	case nodeID == "" && host == "":
+		return nil, errors.New("static: hostname is empty (set a node id)")
+	case nodeID == "":
+		nodeID = host
+	}
+	if !strings.EqualFold(nodeID, host) {
+		host = "" // overridden
+	}
+	d, err := decide(context.Background(), cfg, leader, leaderIP, nodeID, host)
 	if err != nil {
 		return nil, err
 	}
@@ -96,14 +106,14 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 
 	now := time.Now()
 	if e.decision.leads {
-		e.log.Info("static: this node leads", "node", e.nodeID, "leader", e.leader,
+		e.log.Info("static: this node leads", "leader", e.leader,
 			"matched", e.decision.matched, "term", term)
 		n.Update(election.Status{
 			Node: e.nodeID, Role: election.Leader, Term: term, Since: now,
 			Leader: election.LeaderInfo{ID: e.nodeID, Term: term},
 		})
 	} else {
-		e.log.Info("static: this node follows", "node", e.nodeID, "leader", e.leader,
+		e.log.Info("static: this node follows", "leader", e.leader,
 			"compared", e.decision.compared)
 		n.Update(election.Status{
 			Node: e.nodeID, Role: election.Follower, Term: term, Since: now,
@@ -118,7 +128,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	<-ctx.Done()
 	final := n.Status()
 	if final.Role == election.Leader {
-		e.log.Info("static: stepping down", "node", e.nodeID, "term", term)
+		e.log.Info("static: stepping down", "term", term)
 		final = election.Status{Node: e.nodeID, Role: election.Follower, Term: term, Since: time.Now()}
 	}
 	n.Stop(final)

@@ -89,14 +89,15 @@ func withShort(names []name, kind, value string) []name {
 }
 
 // decide compares leader with this node's names, then (if leader is an IP)
-// with its interface addresses, then (if no node id was given) with its
-// FQDN, looked up last because it may need DNS.
-func decide(ctx context.Context, cfg Config, leader string, leaderIP netip.Addr, nodeID string) (decision, error) {
+// with its interface addresses, then (if the node goes by its hostname)
+// with its FQDN, looked up last because it may need DNS. host is the
+// hostname when the node goes by it, empty when the node id overrides it.
+func decide(ctx context.Context, cfg Config, leader string, leaderIP netip.Addr, nodeID, host string) (decision, error) {
 	var names []name
-	if cfg.NodeID != "" {
-		names = withShort(names, "node id", cfg.NodeID)
+	if host != "" {
+		names = withShort(names, "hostname", host)
 	} else {
-		names = withShort(names, "hostname", nodeID)
+		names = withShort(names, "node id", nodeID)
 	}
 	if n, ok := nameMatch(leader, names); ok {
 		return decision{leads: true, matched: n.String()}, nil
@@ -124,13 +125,13 @@ func decide(ctx context.Context, cfg Config, leader string, leaderIP netip.Addr,
 		return decision{compared: compared}, nil
 	}
 
-	if cfg.NodeID == "" {
-		fqdn, err := cfg.FQDN(ctx, nodeID)
+	if host != "" {
+		fqdn, err := cfg.FQDN(ctx, host)
 		fqdn = normalizeName(fqdn)
 		switch {
 		case err != nil:
 			compared = append(compared, fmt.Sprintf("FQDN (unknown: %v)", err))
-		case fqdn == "" || strings.EqualFold(fqdn, nodeID):
+		case fqdn == "" || strings.EqualFold(fqdn, host):
 			// Nothing new to compare.
 		default:
 			var fqdnNames []name
