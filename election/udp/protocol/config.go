@@ -58,6 +58,15 @@ type Config struct {
 	// lower priority (VRRP preemption). Off by default: a better node that
 	// joins follows the sitting leader, which avoids needless failovers.
 	Preempt bool
+	// ClusterSize turns on quorum mode when positive: the number of nodes
+	// in the cluster. A claim then needs VOTEs from a majority
+	// (ClusterSize/2+1, the claimant included), a leader may act only while
+	// a majority ACKs its heartbeats (its lease), and a node that voted or
+	// acked will not vote for another claim for Misses×Interval. The
+	// minority side of a partition then has no leader at all. 0 (default):
+	// no quorum, a leader per connected side. Preempt is not supported
+	// with quorum.
+	ClusterSize int
 
 	// Incarnation identifies this process start; it must be greater than
 	// the incarnation of any earlier start of the same NodeID, so peers can
@@ -101,6 +110,7 @@ func DefaultLANConfig() Config {
 		Preempt:         false,            // no failover just because a better node joined
 		ForgetPeerAfter: 30 * time.Second, // accept a peer's older incarnation after 30 s of silence
 		MaxPeers:        256,              // replay table entries
+		ClusterSize:     0,                // no quorum: no store, no fixed membership
 	}
 }
 
@@ -152,6 +162,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("protocol: config ForgetPeerAfter (%v) must be at least Misses×Interval (%v)", c.ForgetPeerAfter, time.Duration(c.Misses)*c.Interval)
 	case c.MaxPeers < 1:
 		return fmt.Errorf("protocol: config MaxPeers must be positive, got %d", c.MaxPeers)
+	case c.ClusterSize < 0 || c.ClusterSize > 255:
+		return fmt.Errorf("protocol: config ClusterSize must be 0 (no quorum) or 1..255, got %d", c.ClusterSize)
+	case c.ClusterSize > 0 && c.Preempt:
+		return errors.New("protocol: config Preempt is not supported with ClusterSize (quorum mode)")
 	case c.Rand == nil:
 		return errors.New("protocol: config Rand must be set (a seeded *rand.Rand)")
 	}

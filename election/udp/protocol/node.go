@@ -73,7 +73,17 @@ type Node struct {
 	nextBeat    time.Time
 	lastBeat    time.Time
 	lastCorrect time.Time
-	listenUntil time.Time
+
+	// Quorum mode (see quorum.go).
+	promisedTerm uint64
+	promisedTo   string
+	promiseUntil time.Time
+	votes        map[string]bool
+	claimSentAt  time.Time
+	sentAt       map[uint64]time.Time
+	ackedAt      map[string]time.Time
+	leaseUntil   time.Time
+	listenUntil  time.Time
 
 	peers map[string]*peer
 
@@ -119,6 +129,10 @@ func NewNode(cfg Config, now time.Time) (*Node, error) {
 	}
 	n.fstate = waiting
 	n.waitUntil = now.Add(time.Duration(cfg.Misses) * cfg.Interval)
+	if n.quorum() {
+		// We may have promised something in a previous life.
+		n.promiseUntil = now.Add(n.promise())
+	}
 	n.emit("", Message{Type: Query})
 	n.scheduled = n.NextTick()
 	return n, nil
@@ -139,6 +153,9 @@ func (n *Node) NextTick() time.Time {
 	}
 	switch n.role {
 	case election.Leader:
+		if n.quorum() && n.leaseUntil.Before(n.nextBeat) {
+			return n.leaseUntil
+		}
 		return n.nextBeat
 	case election.Candidate:
 		if !n.claimResent && n.claimResendAt.Before(n.claimUntil) {
@@ -202,12 +219,16 @@ func (n *Node) Stats() Stats {
 // CanActAsLeader reports whether a job may start now: this node leads, is
 // not re-listening after a pause, and its own schedule is not overdue by
 // more than PauseThreshold (which would mean it is paused right now and
-// has not noticed yet). Check it right before every job start.
+// has not noticed yet). In quorum mode its lease must also be valid. Check
+// it right before every job start.
 func (n *Node) CanActAsLeader(now time.Time) bool {
 	if n.role != election.Leader || n.quiet {
 		return false
 	}
 	if now.Before(n.listenUntil) {
+		return false
+	}
+	if n.quorum() && !now.Before(n.leaseUntil) {
 		return false
 	}
 	return !now.After(n.nextBeat.Add(n.cfg.PauseThreshold))

@@ -15,7 +15,8 @@ const (
 	DropMalformed DropReason = "malformed"
 	// DropUnknownType: a message type this version does not know.
 	DropUnknownType DropReason = "unknown_type"
-	// DropUnsupported: a quorum-mode message (Vote, Ack) in non-quorum mode.
+	// DropUnsupported: a quorum-mode message (Vote, Ack) while quorum mode
+	// is off.
 	DropUnsupported DropReason = "unsupported"
 	// DropStaleSeq: Seq did not grow for the sender's incarnation
 	// (duplicate, reordered or replayed packet).
@@ -57,6 +58,13 @@ type Stats struct {
 	// StaleLeaderIgnored counts heartbeats ignored because they came from a
 	// leader older than the newest one known.
 	StaleLeaderIgnored uint64
+	// VotesGranted and VotesRefused count votes (quorum mode).
+	VotesGranted, VotesRefused uint64
+	// QuorumFailed counts claims that ended without a majority of votes.
+	QuorumFailed uint64
+	// LeaseLost counts leaderships ended because a majority stopped
+	// acknowledging (quorum mode).
+	LeaseLost uint64
 	// LossEstimate is the detector's current estimate of heartbeat loss.
 	LossEstimate float64
 	// MissesThreshold is the detector's current suspicion threshold in

@@ -37,6 +37,10 @@ func (n *Node) Step(now time.Time, m Message) {
 		n.stepResign(now, &m)
 	case Query:
 		n.stepQuery(now, &m)
+	case Vote:
+		n.stepVote(now, &m)
+	case Ack:
+		n.stepAck(&m)
 	}
 }
 
@@ -68,7 +72,12 @@ func (n *Node) check(m *Message) DropReason {
 		}
 	case Query:
 	case Vote, Ack:
-		return DropUnsupported
+		if !n.quorum() {
+			return DropUnsupported
+		}
+		if m.Leader == "" || TermRound(m.Term) == 0 {
+			return DropMalformed
+		}
 	default:
 		return DropUnknownType
 	}
@@ -119,6 +128,10 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 			n.campaign(now, true)
 		}
 	}
+	if n.quorum() && m.Type == Heartbeat && n.role == election.Follower && n.fstate == following &&
+		n.leader.ID == m.From && n.leader.Term == m.Term {
+		n.ack(now, m)
+	}
 }
 
 // stepClaim handles CLAIM(m.Term) from m.From.
@@ -134,7 +147,7 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 		n.answerBeat(now)
 	case election.Candidate:
 		if better(m.Term, m.Priority, m.From, n.claimTerm, n.cfg.Priority, n.cfg.NodeID) {
-			n.wait(now, n.yieldWait())
+			n.yieldTo(now, m)
 		}
 	default:
 		if m.Term <= n.maxLeaderTerm {
@@ -146,23 +159,30 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 		}
 		switch n.fstate {
 		case following:
-			if now.Before(n.followDeadline()) {
+			if now.Before(n.followDeadline()) && m.From != n.leader.ID {
 				return // our leader was heard recently: ignore
 			}
-			n.wait(now, n.yieldWait())
+			// Suspected, or our leader itself claims: it stepped down
+			// (lost its lease in quorum mode) and asks again.
+			n.yieldTo(now, m)
 		case backingOff:
 			if m.Priority < n.cfg.Priority {
 				return // our own claim, due soon, will beat it
 			}
-			n.wait(now, n.yieldWait())
+			n.yieldTo(now, m)
 		case waiting:
-			n.wait(now, n.yieldWait())
+			n.yieldTo(now, m)
 		}
 	}
 }
 
 // stepResign handles a leader (or candidate) leaving.
 func (n *Node) stepResign(now time.Time, m *Message) {
+	if n.quorum() && m.Term == n.promisedTerm && n.role == election.Follower {
+		// The leader we promised to has stopped for good: release the
+		// promise so a successor can be voted in at once.
+		n.promiseUntil = time.Time{}
+	}
 	if n.role != election.Follower || m.Term < n.maxLeaderTerm {
 		return
 	}

@@ -43,6 +43,13 @@ func (n *Node) Tick(now time.Time) {
 func (n *Node) tickOnce(now time.Time) bool {
 	switch n.role {
 	case election.Leader:
+		if n.quorum() && !now.Before(n.leaseUntil) {
+			// A majority stopped acknowledging: we may no longer be the
+			// only leader. Step down; claim again later with votes.
+			n.stats.LeaseLost++
+			n.wait(now, n.yieldWait())
+			return true
+		}
 		if now.Before(n.nextBeat) {
 			return false
 		}
@@ -54,6 +61,18 @@ func (n *Node) tickOnce(now time.Time) bool {
 		return true
 	case election.Candidate:
 		if !now.Before(n.claimUntil) {
+			if n.quorum() && len(n.votes)+1 < n.majority() {
+				n.stats.QuorumFailed++
+				n.abandonClaim()
+				// A majority would not vote: most likely it follows a
+				// leader whose term we wrongly consider stale (nodes that
+				// restarted forgot newer terms). In quorum mode the lease,
+				// not the term, keeps leaders exclusive, so accept whatever
+				// leader the majority follows.
+				n.maxLeaderTerm = 0
+				n.backOff(now, n.cfg.Interval)
+				return true
+			}
 			n.lead(now)
 			return true
 		}

@@ -10,6 +10,9 @@ import (
 // follow makes this node a follower of the leader that sent m (a Heartbeat
 // or Answer), stepping down if it was leading or claiming.
 func (n *Node) follow(now time.Time, m *Message) {
+	if n.role == election.Candidate {
+		n.abandonClaim()
+	}
 	if n.role == election.Leader {
 		n.stats.SteppedDown++
 	}
@@ -31,6 +34,9 @@ func (n *Node) follow(now time.Time, m *Message) {
 // after yielding to another node's claim, or when a preempting claim
 // deposes us.
 func (n *Node) wait(now time.Time, d time.Duration) {
+	if n.role == election.Candidate {
+		n.abandonClaim()
+	}
 	if n.role == election.Leader {
 		n.stats.SteppedDown++
 	}
@@ -38,6 +44,15 @@ func (n *Node) wait(now time.Time, d time.Duration) {
 	n.fstate = waiting
 	n.waitUntil = now.Add(d)
 	n.setLeader(election.LeaderInfo{}, 0)
+}
+
+// yieldTo gives way to m's claim: wait for the claimant's heartbeat and,
+// in quorum mode, vote for it.
+func (n *Node) yieldTo(now time.Time, m *Message) {
+	n.wait(now, n.yieldWait())
+	if n.quorum() {
+		n.vote(now, m)
+	}
 }
 
 // yieldWait is how long a node that yielded to a claim waits for the
@@ -63,6 +78,15 @@ func (n *Node) campaign(now time.Time, preempt bool) {
 		n.wait(now, n.yieldWait())
 		return
 	}
+	if n.quorum() && now.Before(n.promiseUntil) {
+		// We promised a vote or an ack: our own claim would break it.
+		// Claim when it runs out.
+		n.setRole(election.Follower)
+		n.setLeader(election.LeaderInfo{}, 0)
+		n.fstate = backingOff
+		n.waitUntil = n.promiseUntil
+		return
+	}
 	n.round++
 	n.claimTerm = MakeTerm(n.round, n.cfg.Priority, n.tag)
 	n.observeTerm(n.claimTerm)
@@ -73,6 +97,11 @@ func (n *Node) campaign(now time.Time, preempt bool) {
 	n.stats.Elections++
 	n.setRole(election.Candidate)
 	n.setLeader(election.LeaderInfo{}, 0)
+	if n.quorum() {
+		n.votes = make(map[string]bool)
+		n.claimSentAt = now
+		n.promiseTo(now, n.claimTerm, n.cfg.NodeID)
+	}
 	n.sendClaim()
 }
 
@@ -95,6 +124,9 @@ func (n *Node) lead(now time.Time) {
 	n.setLeader(election.LeaderInfo{ID: n.cfg.NodeID, Addr: n.cfg.Addr, Term: n.claimTerm}, n.cfg.Priority)
 	n.lpLeader, n.lpTerm, n.lpPayload = n.cfg.NodeID, n.claimTerm, n.payload
 	n.listenUntil = time.Time{}
+	if n.quorum() {
+		n.startLease()
+	}
 	n.beat(now)
 	n.nextBeat = now.Add(n.cfg.Interval)
 }
@@ -103,6 +135,9 @@ func (n *Node) lead(now time.Time) {
 func (n *Node) beat(now time.Time) {
 	n.lastBeat = now
 	n.emit("", Message{Type: Heartbeat, Term: n.leader.Term, Leader: n.cfg.NodeID, Payload: n.payload})
+	if n.quorum() {
+		n.recordSent(now)
+	}
 }
 
 // answerBeat heartbeats at once in reply to a claim or a rival leader,

@@ -153,18 +153,22 @@ func (s *Sim) Converged() error {
 }
 
 // checkExclusion enforces mutual exclusion of CanActAsLeader in clean runs.
+//
+// In quorum mode it is checked always — loss, partitions, restarts and
+// pauses included, paused nodes too: that is what quorum mode promises.
 func (s *Sim) checkExclusion() {
-	if s.inv.dirty {
+	quorum := s.opts.Base.ClusterSize > 0
+	if s.inv.dirty && !quorum {
 		return
 	}
 	acting := ""
 	for _, id := range s.ids {
 		sn := s.nodes[id]
-		if !sn.up || sn.paused || !sn.n.CanActAsLeader(s.now) {
+		if !sn.up || (sn.paused && !quorum) || !sn.n.CanActAsLeader(s.now) {
 			continue
 		}
 		if acting != "" {
-			s.fail("clean run: %s and %s may both act as leader", acting, id)
+			s.fail("%s and %s may both act as leader (quorum=%v, clean=%v)", acting, id, quorum, !s.inv.dirty)
 			return
 		}
 		acting = id

@@ -11,11 +11,14 @@ import (
 
 // scenario builds and runs one random fault scenario from seed and returns
 // the sim (for its trace) and the first problem found.
-func scenario(seed uint64, trace bool) (*Sim, error) {
+func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	// A throwaway sim only to draw the scenario's shape from the seed.
 	shape := New(Options{Seed: seed ^ 0xabcdef}).Rand()
 	n := 3 + shape.IntN(5)
 	base := protocol.DefaultLANConfig()
+	if quorum {
+		base.ClusterSize = n
+	}
 	if shape.IntN(4) == 0 {
 		base.Interval = 50 * time.Millisecond
 	}
@@ -34,13 +37,13 @@ func scenario(seed uint64, trace bool) (*Sim, error) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("n%d", i)
 		prios[ids[i]] = uint8(100 + 50*shape.IntN(3))
-		preempt[ids[i]] = shape.IntN(5) == 0
+		preempt[ids[i]] = shape.IntN(5) == 0 && !quorum
 	}
 	s := New(Options{
 		Seed: seed, Base: base, Link: link, Trace: trace,
 		Configure: func(id string, c *protocol.Config) { c.Priority = prios[id]; c.Preempt = preempt[id] },
 	}, ids...)
-	s.logf("scenario seed=%d n=%d interval=%v link=%+v prios=%v preempt=%v", seed, n, base.Interval, link, prios, preempt)
+	s.logf("scenario seed=%d quorum=%v n=%d interval=%v link=%+v prios=%v preempt=%v", seed, quorum, n, base.Interval, link, prios, preempt)
 	r := s.Rand()
 	s.Run(time.Duration(5+r.IntN(10)) * base.Interval)
 
@@ -101,6 +104,9 @@ func scenario(seed uint64, trace bool) (*Sim, error) {
 	anyUp := false
 	for _, id := range ids {
 		s.Resume(id)
+		if quorum {
+			s.Restart(id) // a majority must be up to elect anyone
+		}
 		anyUp = anyUp || s.Up(id)
 	}
 	if !anyUp {
@@ -108,6 +114,14 @@ func scenario(seed uint64, trace bool) (*Sim, error) {
 	}
 	s.logf("faults stop")
 	bound := settleBound(base)
+	if quorum {
+		// Restarted nodes vote only after a promise period; failed
+		// claims back off an extra interval.
+		bound += 2*time.Duration(base.Misses)*base.Interval + 4*base.Interval
+		// A lease granted before faults stopped may still run out: let
+		// one promise period pass before looking for a stable leader.
+		s.Run(time.Duration(base.Misses) * base.Interval)
+	}
 	if !s.RunUntil(s.Now().Add(bound), func() bool { return s.Converged() == nil }) {
 		if s.Err != nil {
 			return s, s.Err
@@ -141,11 +155,21 @@ func settleBound(c protocol.Config) time.Duration {
 // TestScenarios runs many random fault scenarios, checking the safety
 // invariants after every event and convergence after faults stop.
 // A failure prints the seed, the command that replays it and its trace.
-func TestScenarios(t *testing.T) {
-	ss := seeds(t, 2000)
+func TestScenarios(t *testing.T) { runScenarios(t, 2000, false) }
+
+// TestScenariosQuorum runs the same fault scenarios in quorum mode, where
+// at most one node may act as leader at any instant, always.
+func TestScenariosQuorum(t *testing.T) { runScenarios(t, 1000, true) }
+
+func runScenarios(t *testing.T, count int, quorum bool) {
+	ss := seeds(t, count)
 	var failed []uint64
+	test := "TestScenarios"
+	if quorum {
+		test = "TestScenariosQuorum"
+	}
 	for _, seed := range ss {
-		s, err := scenario(seed, *flagTrace && *flagSeed != 0)
+		s, err := scenario(seed, *flagTrace && *flagSeed != 0, quorum)
 		if *flagTrace && *flagSeed != 0 {
 			t.Log("\n" + s.Trace())
 		}
@@ -158,9 +182,9 @@ func TestScenarios(t *testing.T) {
 		}
 		// Replay the same seed with the trace on: runs are deterministic,
 		// so this is the same run, now with its story.
-		rs, rerr := scenario(seed, true)
-		t.Errorf("seed %d: %v\nreplay: go test ./election/udp/udptest -run 'TestScenarios$' -sim.seed=%d -sim.trace -v\nreplayed: %v\ntrace (last lines):\n%s",
-			seed, err, seed, rerr, tail(rs.Trace(), 150))
+		rs, rerr := scenario(seed, true, quorum)
+		t.Errorf("seed %d: %v\nreplay: go test ./election/udp/udptest -run '%s$' -sim.seed=%d -sim.trace -v\nreplayed: %v\ntrace (last lines):\n%s",
+			seed, err, test, seed, rerr, tail(rs.Trace(), 150))
 	}
 	if len(failed) > 0 {
 		t.Errorf("%d of %d scenarios failed; seeds %v", len(failed), len(ss), failed[:min(len(failed), 50)])
@@ -185,8 +209,8 @@ func tail(s string, lines int) string {
 // TestReplayIsExact runs the same seed twice and compares traces.
 func TestReplayIsExact(t *testing.T) {
 	for _, seed := range []uint64{1, 7, 42} {
-		a, errA := scenario(seed, true)
-		b, errB := scenario(seed, true)
+		a, errA := scenario(seed, true, seed == 7)
+		b, errB := scenario(seed, true, seed == 7)
 		if errA != nil || errB != nil {
 			t.Fatalf("seed %d failed: %v / %v", seed, errA, errB)
 		}
