@@ -15,8 +15,9 @@ import (
 const fetchTimeout = 5 * time.Second
 
 // FetchStatus reads /status from the endpoint at addr ("host:port" or an
-// http:// URL; DefaultAddr if empty). Errors say which URL failed and, when
-// nothing answers, that lanleader may not be running with --http there.
+// http:// URL; DefaultAddr if empty). Errors say which URL failed and why;
+// the caller knows best what to suggest (the CLI: is lanleader running
+// with --http there?).
 func FetchStatus(ctx context.Context, addr string) (StatusDoc, error) {
 	url := statusURL(addr)
 	if _, ok := ctx.Deadline(); !ok {
@@ -30,8 +31,7 @@ func FetchStatus(ctx context.Context, addr string) (StatusDoc, error) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: %w (is \"lanleader run --http %s\" running?)",
-			url, err, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/status"))
+		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
