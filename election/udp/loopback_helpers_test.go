@@ -1,0 +1,299 @@
+package udp_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/election/udp"
+	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/wire"
+)
+
+// Real sockets cannot live in a synctest bubble, so the loopback tests poll
+// real time. patience only bounds a hung test (on a loaded -race runner an
+// election takes well under a second); nothing asserts how fast anything was.
+const (
+	patience = 10 * time.Second
+	pollTick = 2 * time.Millisecond
+)
+
+// loopCluster is the cluster name of every loopback test cluster.
+const loopCluster = "loop"
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// fastConfig is DefaultLANConfig sped up tenfold so elections take tens of
+// milliseconds. Misses stays above the default 3 so that a scheduler stall
+// on a loaded -race runner (two CPUs shared with other test binaries) does
+// not look like a dead leader: tests that assert "nothing changed" would
+// otherwise flake on a genuine but spurious failover.
+func fastConfig() protocol.Config {
+	pc := protocol.DefaultLANConfig()
+	pc.Cluster = loopCluster
+	pc.Interval = 20 * time.Millisecond
+	pc.ClaimWindow = 5 * time.Millisecond
+	pc.Misses = 5
+	pc.MaxMisses = 10
+	return pc
+}
+
+// loopPorts returns n UDP ports on 127.0.0.1 that were free a moment ago.
+// The sockets are held open together so the ports differ, then closed so
+// the nodes can bind them.
+func loopPorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		require.NoError(t, err)
+		defer c.Close()
+		ports = append(ports, c.LocalAddr().(*net.UDPAddr).Port)
+	}
+	return ports
+}
+
+// loopOptions shape a loopback cluster.
+type loopOptions struct {
+	// n is the number of electors.
+	n int
+	// keyring, if set, authenticates every node's packets.
+	keyring *wire.Keyring
+	// extraPeers are listed in every node's Peers besides the nodes
+	// themselves: a raw socket that captures or injects packets.
+	extraPeers []netip.AddrPort
+	// edit, if set, adjusts each node's protocol config.
+	edit func(pc *protocol.Config)
+}
+
+// loopback is a cluster of real UDP electors on 127.0.0.1, in unicast mode
+// with one shared peer list, as a config file shared by the nodes would
+// have it.
+type loopback struct {
+	t     *testing.T
+	nodes []*loopNode
+}
+
+// loopNode is one elector of a loopback cluster.
+type loopNode struct {
+	id      string
+	tr      *udp.UDPTransport
+	elector *udp.Elector
+	cancel  context.CancelFunc
+	done    chan error
+	exited  bool
+
+	mu      sync.Mutex
+	events  []string       // "start" and "stop", in callback order
+	packets map[string]int // "type/result" → count, from Config.OnPacket
+	leadCtx context.Context
+}
+
+// newLoopback binds every node's socket first and only then starts the
+// electors, so no node's start-up QUERY goes to a port nobody holds yet.
+func newLoopback(t *testing.T, o loopOptions) *loopback {
+	t.Helper()
+	ports := loopPorts(t, o.n)
+	var peers []string
+	for _, p := range ports {
+		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", p))
+	}
+	for _, p := range o.extraPeers {
+		peers = append(peers, p.String())
+	}
+	c := &loopback{t: t}
+	t.Cleanup(c.stopAll) // safety net if a require fails before the test's own stopAll
+	for i, port := range ports {
+		tr, err := udp.NewUDPTransport(udp.UDPConfig{Bind: "127.0.0.1", Port: port, Peers: peers, Logger: quiet})
+		require.NoError(t, err)
+		c.nodes = append(c.nodes, &loopNode{
+			id:      fmt.Sprintf("n%d", i+1),
+			tr:      tr,
+			done:    make(chan error, 1),
+			packets: make(map[string]int),
+		})
+	}
+	for i, nd := range c.nodes {
+		pc := fastConfig()
+		if o.edit != nil {
+			o.edit(&pc)
+		}
+		pc.NodeID = nd.id
+		pc.Addr = nd.tr.LocalAddr().String()
+		pc.Rand = rand.New(rand.NewPCG(uint64(i+1), uint64(time.Now().UnixNano())))
+		pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(i+1))
+		e, err := udp.New(udp.Config{
+			Protocol:  pc,
+			Transport: nd.tr,
+			Keyring:   o.keyring,
+			Logger:    quiet,
+			OnPacket:  nd.countPacket,
+		})
+		require.NoError(t, err)
+		nd.elector = e
+		ctx, cancel := context.WithCancel(context.Background())
+		nd.cancel = cancel
+		go func() { nd.done <- e.Run(ctx, nd.callbacks()) }()
+	}
+	return c
+}
+
+func (nd *loopNode) countPacket(typ, result string) {
+	nd.mu.Lock()
+	nd.packets[typ+"/"+result]++
+	nd.mu.Unlock()
+}
+
+// count returns how many packets OnPacket reported as key ("type/result").
+func (nd *loopNode) count(key string) int {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	return nd.packets[key]
+}
+
+func (nd *loopNode) callbacks() election.Callbacks {
+	return election.Callbacks{
+		OnStartedLeading: func(ctx context.Context, _ uint64) {
+			nd.mu.Lock()
+			defer nd.mu.Unlock()
+			nd.events = append(nd.events, "start")
+			nd.leadCtx = ctx
+		},
+		OnStoppedLeading: func() {
+			nd.mu.Lock()
+			defer nd.mu.Unlock()
+			nd.events = append(nd.events, "stop")
+		},
+	}
+}
+
+func (nd *loopNode) eventList() []string {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	return append([]string(nil), nd.events...)
+}
+
+// leadership returns the context of the node's latest leadership.
+func (nd *loopNode) leadership() context.Context {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	return nd.leadCtx
+}
+
+// wait waits (boundedly) for Run to return and gives its error.
+func (nd *loopNode) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-nd.done:
+		nd.exited = true
+		return err
+	case <-time.After(patience):
+		require.FailNowf(t, "Run did not return", "node %s, within %v", nd.id, patience)
+		return nil
+	}
+}
+
+// stop stops nd gracefully (it resigns) and waits for Run to return nil.
+func (c *loopback) stop(nd *loopNode) {
+	c.t.Helper()
+	nd.cancel()
+	require.NoError(c.t, nd.wait(c.t), "node %s", nd.id)
+}
+
+// crash kills nd the way a crash or a pulled cable would: the socket goes
+// first, so the RESIGN that Run sends on its way out cannot reach anyone;
+// only then is the context cancelled. Run's error is not checked: it says
+// "transport closed" or, had it seen the cancel first, nothing.
+func (c *loopback) crash(nd *loopNode) {
+	c.t.Helper()
+	require.NoError(c.t, nd.tr.Close())
+	nd.cancel()
+	nd.wait(c.t)
+}
+
+// stopAll stops every node still running; it is safe to call twice.
+func (c *loopback) stopAll() {
+	for _, nd := range c.nodes {
+		if !nd.exited {
+			nd.cancel()
+			nd.wait(c.t)
+		}
+	}
+}
+
+// running returns the nodes whose Run has not returned.
+func (c *loopback) running() []*loopNode {
+	var out []*loopNode
+	for _, nd := range c.nodes {
+		if !nd.exited {
+			out = append(out, nd)
+		}
+	}
+	return out
+}
+
+// agreed reports the leader if exactly one of nodes leads, has been told
+// so, and every one of them names it, with the same term.
+func agreed(nodes []*loopNode) (*loopNode, bool) {
+	var leader *loopNode
+	for _, nd := range nodes {
+		if nd.elector.Status().Role == election.Leader {
+			if leader != nil {
+				return nil, false
+			}
+			leader = nd
+		}
+	}
+	if leader == nil {
+		return nil, false
+	}
+	// Status flips to Leader just before OnStartedLeading runs: wait for
+	// the callback too, so tests can read the leadership context.
+	if ev := leader.eventList(); len(ev) == 0 || ev[len(ev)-1] != "start" {
+		return nil, false
+	}
+	want := leader.elector.Status().Leader
+	for _, nd := range nodes {
+		got := nd.elector.Status().Leader
+		if got.ID != want.ID || got.Term != want.Term {
+			return nil, false
+		}
+	}
+	return leader, true
+}
+
+// waitAgreement polls until the running nodes agree on one leader and
+// returns it.
+func (c *loopback) waitAgreement() *loopNode {
+	c.t.Helper()
+	var leader *loopNode
+	require.Eventually(c.t, func() bool {
+		var ok bool
+		leader, ok = agreed(c.running())
+		return ok
+	}, patience, pollTick, "the running nodes never agreed on one leader")
+	return leader
+}
+
+// snapshot is the part of a node's state that a dropped packet must not
+// change.
+type snapshot struct {
+	role          election.Role
+	leader        election.LeaderInfo
+	term          uint64
+	leaderChanges uint64
+}
+
+func (nd *loopNode) snapshot() snapshot {
+	st := nd.elector.Status()
+	return snapshot{role: st.Role, leader: st.Leader, term: st.Term, leaderChanges: nd.elector.Stats().LeaderChanges}
+}
