@@ -47,6 +47,9 @@ options:
   --loss-seconds S     duration of the 10 % loss scenario (default 20)
   --bench              failover benchmark instead of the suite
   --rounds R           benchmark rounds per series (default 10)
+  --intervals LIST     benchmark's SIGKILL intervals (default 1s,200ms,100ms,50ms:
+                       keepalived's advert intervals in the comparison, plus
+                       lanleader's default); handoffs run at 200ms
   --out FILE           benchmark JSON summary (default ./netns-bench.json)
   --keep               keep the log directory even when everything passed
   --max-seconds S      watchdog: abort the whole run after S s (default 900)
@@ -54,9 +57,14 @@ options:
                        faults with probe packets, tear down; no daemon needed
   -h, --help           this help
 
-Bounds (ms; env overrides): FAILOVER_BOUND_MS (default misses*interval +
-interval + 100), RESIGN_BOUND_MS (default 2*interval + 100), HEAL_BOUND_MS
-(default FAILOVER_BOUND_MS), POLL_SLACK_MS (500: status polling overhead).
+Bounds (ms), from docs/protocol.md "Timing bounds" with I the interval, W
+the 10 ms claim window, B = I/2 the backoff, plus SLACK_MS (default 100) for
+delivery, scheduling and logging on a loaded machine; env overrides:
+  FAILOVER_BOUND_MS  crash:    misses*I + B + W + SLACK_MS (710+100 at 200ms)
+  RESIGN_BOUND_MS    SIGTERM:  I + W + SLACK_MS            (210+100)
+  HEAL_BOUND_MS      heal:     2*I + SLACK_MS              (400+100)
+  POLL_SLACK_MS      added where a bound is checked by polling every node's
+                     status rather than by log timestamps (default 500)
 EOF
 }
 
@@ -66,6 +74,7 @@ NODES=""
 BIN=""
 MODE=suite
 ROUNDS=10
+BENCH_INTERVALS=1s,200ms,100ms,50ms
 OUT="$PWD/netns-bench.json"
 KEEP=0
 MAX_SECONDS=900
@@ -85,6 +94,7 @@ while [ $# -gt 0 ]; do
 	--loss-seconds) LOSS_SECONDS=$2; shift 2 ;;
 	--bench) MODE=bench; shift ;;
 	--rounds) ROUNDS=$2; shift 2 ;;
+	--intervals) BENCH_INTERVALS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--max-seconds) MAX_SECONDS=$2; shift 2 ;;
@@ -733,9 +743,11 @@ run_bench() {
 	RESOURCES=()
 	BENCH_ERRORS=0
 	local iv
-	for iv in 200ms 50ms; do
+	local ivs
+	IFS=, read -r -a ivs <<<"$BENCH_INTERVALS"
+	for iv in "${ivs[@]}"; do
 		INTERVAL=$iv
-		INTERVAL_MS=$(dur_ms "$iv")
+		INTERVAL_MS=$(dur_ms "$iv") || return 1
 		say "bench: interval $iv, $NODES nodes, $ROUNDS rounds of SIGKILL"
 		local i
 		for ((i = 1; i <= NODES; i++)); do node_start "$i"; done
@@ -762,9 +774,10 @@ run_bench() {
 # --- main -----------------------------------------------------------------------
 
 INTERVAL_MS=$(dur_ms "$INTERVAL") || exit 2
-FAILOVER_BOUND_MS=${FAILOVER_BOUND_MS:-$((MISSES * INTERVAL_MS + INTERVAL_MS + 100))}
-RESIGN_BOUND_MS=${RESIGN_BOUND_MS:-$((2 * INTERVAL_MS + 100))}
-HEAL_BOUND_MS=${HEAL_BOUND_MS:-$FAILOVER_BOUND_MS}
+SLACK_MS=${SLACK_MS:-100}
+FAILOVER_BOUND_MS=${FAILOVER_BOUND_MS:-$((MISSES * INTERVAL_MS + INTERVAL_MS / 2 + 10 + SLACK_MS))}
+RESIGN_BOUND_MS=${RESIGN_BOUND_MS:-$((INTERVAL_MS + 10 + SLACK_MS))}
+HEAL_BOUND_MS=${HEAL_BOUND_MS:-$((2 * INTERVAL_MS + SLACK_MS))}
 POLL_SLACK_MS=${POLL_SLACK_MS:-500}
 UNANNOUNCED_MS=$((INTERVAL_MS + 100))
 
