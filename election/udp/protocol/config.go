@@ -67,6 +67,12 @@ type Config struct {
 	// no quorum, a leader per connected side. Preempt is not supported
 	// with quorum.
 	ClusterSize int
+	// PromiseMisses (quorum mode): a VOTE or ACK binds the voter for
+	// PromiseMisses × Interval, and a leader's lease is 4/5 of that from the
+	// send time of the heartbeat a majority acked. Zero means Misses. Larger
+	// values keep the lease through more lost acks (needed above ~10 %
+	// loss) and delay failover by the same amount.
+	PromiseMisses int
 
 	// Incarnation identifies this process start; it must be greater than
 	// the incarnation of any earlier start of the same NodeID, so peers can
@@ -111,6 +117,7 @@ func DefaultLANConfig() Config {
 		ForgetPeerAfter: 30 * time.Second, // accept a peer's older incarnation after 30 s of silence
 		MaxPeers:        256,              // replay table entries
 		ClusterSize:     0,                // no quorum: no store, no fixed membership
+		PromiseMisses:   0,                // quorum promise/lease = Misses intervals
 	}
 }
 
@@ -164,6 +171,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("protocol: config MaxPeers must be positive, got %d", c.MaxPeers)
 	case c.ClusterSize < 0 || c.ClusterSize > 255:
 		return fmt.Errorf("protocol: config ClusterSize must be 0 (no quorum) or 1..255, got %d", c.ClusterSize)
+	case c.PromiseMisses < c.Misses || c.PromiseMisses > maxMisses:
+		return fmt.Errorf("protocol: config PromiseMisses (%d) must be in Misses..%d (0 means Misses)", c.PromiseMisses, maxMisses)
 	case c.ClusterSize > 0 && c.Preempt:
 		return errors.New("protocol: config Preempt is not supported with ClusterSize (quorum mode)")
 	case c.Rand == nil:
@@ -188,6 +197,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxMisses == 0 {
 		c.MaxMisses = c.Misses
+	}
+	if c.PromiseMisses == 0 {
+		c.PromiseMisses = c.Misses
 	}
 	return c
 }

@@ -12,7 +12,8 @@ import (
 //
 // Safety argument: a node that VOTEs for a claim or ACKs a heartbeat
 // promises, on its own monotonic clock, not to vote for any other claim for
-// promise() = Misses×Interval from that moment. A leader's lease runs from
+// promise() = PromiseMisses×Interval (default Misses×Interval) from that
+// moment. A leader's lease runs from
 // the *send* time of the claim or heartbeat that a majority answered, for
 // lease() = 4/5 of promise(). Any majority that could elect a rival shares
 // a node with the majority that granted the lease; that node answered after
@@ -27,7 +28,9 @@ func (n *Node) quorum() bool { return n.cfg.ClusterSize > 0 }
 // majority is the number of votes or acks (self included) that count.
 func (n *Node) majority() int { return n.cfg.ClusterSize/2 + 1 }
 
-func (n *Node) promise() time.Duration { return time.Duration(n.cfg.Misses) * n.cfg.Interval }
+func (n *Node) promise() time.Duration {
+	return time.Duration(n.cfg.PromiseMisses) * n.cfg.Interval
+}
 
 func (n *Node) lease() time.Duration { return n.promise() * 4 / 5 }
 

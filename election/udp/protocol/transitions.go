@@ -80,11 +80,14 @@ func (n *Node) campaign(now time.Time, preempt bool) {
 	}
 	if n.quorum() && now.Before(n.promiseUntil) {
 		// We promised a vote or an ack: our own claim would break it.
-		// Claim when it runs out.
+		// Claim after it runs out — plus a claim window, since the other
+		// voters' promises to the same leader run out a delivery later,
+		// plus a fresh backoff draw so the nodes that were all waiting for
+		// their promises do not claim together and split the votes.
 		n.setRole(election.Follower)
 		n.setLeader(election.LeaderInfo{}, 0)
 		n.fstate = backingOff
-		n.waitUntil = n.promiseUntil
+		n.waitUntil = n.promiseUntil.Add(n.cfg.ClaimWindow + heartbeat.Backoff(n.cfg.Rand, n.cfg.Priority, n.cfg.BackoffMax))
 		return
 	}
 	n.round++

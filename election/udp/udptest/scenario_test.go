@@ -18,6 +18,9 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	base := protocol.DefaultLANConfig()
 	if quorum {
 		base.ClusterSize = n
+		if shape.IntN(3) == 0 {
+			base.PromiseMisses = base.Misses + shape.IntN(8)
+		}
 	}
 	if shape.IntN(4) == 0 {
 		base.Interval = 50 * time.Millisecond
@@ -117,10 +120,11 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	if quorum {
 		// Restarted nodes vote only after a promise period; failed
 		// claims back off an extra interval.
-		bound += 2*time.Duration(base.Misses)*base.Interval + 4*base.Interval
+		promise := time.Duration(max(base.PromiseMisses, base.Misses)) * base.Interval
+		bound += 2*promise + 4*base.Interval
 		// A lease granted before faults stopped may still run out: let
 		// one promise period pass before looking for a stable leader.
-		s.Run(time.Duration(base.Misses) * base.Interval)
+		s.Run(promise)
 	}
 	if !s.RunUntil(s.Now().Add(bound), func() bool { return s.Converged() == nil }) {
 		if s.Err != nil {

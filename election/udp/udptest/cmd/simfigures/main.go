@@ -21,7 +21,7 @@ func main() {
 	seeds := flag.Int("seeds", 1000, "seeded runs per timing figure")
 	stormSeeds := flag.Int("storm-seeds", 100, "seeded 50-node start-up storms")
 	days := flag.Float64("days", 2, "simulated days per flapping figure")
-	only := flag.String("only", "", "run only: failover, resign, heal, storm, flap, lossy")
+	only := flag.String("only", "", "run only: failover, resign, heal, storm, lossy, quorum, flap")
 	flag.Float64Var(&target, "target", target, "LossTarget for the adaptive detector")
 	flag.IntVar(&maxMisses, "max-misses", maxMisses, "MaxMisses for the adaptive detector")
 	flag.Parse()
@@ -140,16 +140,53 @@ func run(seeds, stormSeeds int, days float64, only string) error {
 			fmt.Printf("loss %2.0f%%: %s  (survivor threshold %d..%d intervals)\n", loss*100, pct(ds), slices.Min(ks), slices.Max(ks))
 		}
 	}
+	if only == "" || only == "quorum" {
+		fmt.Println("\n## Quorum mode (ClusterSize = nodes), loss-free, 200 ms")
+		for _, n := range []int{3, 5, -5} {
+			c := cfg(200*time.Millisecond, false)
+			label := ""
+			if n < 0 {
+				n = -n
+				c.PromiseMisses = 10
+				label = " (PromiseMisses 10)"
+			}
+			c.ClusterSize = n
+			var fo, rs []time.Duration
+			for s := range seeds {
+				d, err := udptest.Failover(c, n, link, uint64(s+1))
+				if err != nil {
+					return fmt.Errorf("quorum failover n=%d seed %d: %w", n, s+1, err)
+				}
+				fo = append(fo, d)
+				d, err = udptest.Resign(c, n, link, uint64(s+1))
+				if err != nil {
+					return fmt.Errorf("quorum resign n=%d seed %d: %w", n, s+1, err)
+				}
+				rs = append(rs, d)
+			}
+			fmt.Printf("%d nodes%s: crash failover %s\n", n, label, pct(fo))
+			fmt.Printf("%d nodes%s: resign         %s\n", n, label, pct(rs))
+		}
+	}
 	if only == "" || only == "flap" {
 		d := time.Duration(days * float64(24*time.Hour))
 		fmt.Printf("\n## Flapping: 5 nodes, healthy leader, random loss per delivery, %.1f simulated days each\n", days)
-		for _, fixed := range []bool{true, false} {
+		for _, variant := range []string{"fixed", "adaptive", "quorum", "quorum-long"} {
 			name := "adaptive Misses 3..10 (default)"
-			if fixed {
+			c := cfg(200*time.Millisecond, variant == "fixed")
+			switch variant {
+			case "fixed":
 				name = "fixed Misses 3"
+			case "quorum":
+				name = "quorum (ClusterSize 5)"
+				c.ClusterSize = 5
+			case "quorum-long":
+				name = "quorum, PromiseMisses 10"
+				c.ClusterSize = 5
+				c.PromiseMisses = 10
 			}
 			for _, loss := range []float64{0.01, 0.05, 0.20} {
-				r, err := udptest.Flapping(cfg(200*time.Millisecond, fixed), 5, loss, d, 1)
+				r, err := udptest.Flapping(c, 5, loss, d, 1)
 				if err != nil {
 					return fmt.Errorf("flapping loss %v: %w", loss, err)
 				}
