@@ -1,0 +1,43 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// demoJobs is the demo cluster's config: one job every second, on the
+// second, so each scheduled instant is a whole second and a duplicate would
+// be plain to see. Its output names the node, the term (the fencing token)
+// and the instant it was scheduled for.
+const demoJobs = `# Written by "lanleader demo"; removed when the demo ends.
+jobs:
+  - name: tick
+    schedule: "* * * * * *"
+    shell: echo "$LANLEADER_NODE term $LANLEADER_TERM ran $LANLEADER_SCHEDULED_AT"
+    timeout: 5s
+`
+
+// demoCluster is the demo's cluster name, so that its packets are ignored
+// by a real cluster (and the other way round) even on the same ports.
+const demoCluster = "lanleader-demo"
+
+// writeDemoFiles writes the job config and a fresh HMAC key (the demo runs
+// authenticated, as a real cluster should) into dir.
+func writeDemoFiles(dir string) (configPath, keyPath string, err error) {
+	configPath = filepath.Join(dir, "demo.yaml")
+	if err := os.WriteFile(configPath, []byte(demoJobs), 0o600); err != nil {
+		return "", "", fmt.Errorf("demo: write config: %w", err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", "", fmt.Errorf("demo: make key: %w", err)
+	}
+	keyPath = filepath.Join(dir, "demo.key")
+	if err := os.WriteFile(keyPath, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("demo: write key: %w", err)
+	}
+	return configPath, keyPath, nil
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// demoEventKind is what a demo node's log line (or its exit) means for the
+// timeline. The demo learns everything from the nodes' own JSON logs, as an
+// operator's log shipper would: it has no back door into their state.
+type demoEventKind int
+
+const (
+	evIgnored        demoEventKind = iota // routine lines the timeline skips
+	evBecameLeader                        // "became leader"
+	evStoppedLeading                      // "stopped leading"
+	evLeaderChanged                       // "leader changed"
+	evRunStarted                          // "jobs: run started"
+	evOutput                              // "jobs: output"
+	evMisfireRun                          // a missed instant is run once by the new leader
+	evProblem                             // a warning, an error, or a line that is not JSON
+	evExited                              // the process ended (sent by the reader, not parsed)
+)
+
+// demoEvent is one parsed line of a demo node's log.
+type demoEvent struct {
+	kind demoEventKind
+	// node is the demo's name for the process that wrote the line, and gen
+	// which start of it (0 first, then one more per restart).
+	node string
+	gen  int
+	// at is the line's own timestamp (the node's clock, the same machine's
+	// wall clock as the demo's), or when the demo read it if it has none.
+	at        time.Time
+	term      uint64
+	leader    string    // evLeaderChanged: "" when the node lost its leader
+	job       string    // evRunStarted, evOutput, evMisfireRun
+	runID     string    // evRunStarted, evOutput
+	scheduled time.Time // evRunStarted, evMisfireRun
+	text      string    // evOutput: the job's line; evProblem: the message
+	exitErr   error     // evExited: the Wait error, nil for exit 0
+}
+
+// demoLogLine holds the fields of lanleader's JSON log lines the demo reads.
+type demoLogLine struct {
+	Time        time.Time `json:"time"`
+	Level       string    `json:"level"`
+	Msg         string    `json:"msg"`
+	Term        uint64    `json:"term"`
+	Leader      string    `json:"leader"`
+	Job         string    `json:"job"`
+	RunID       string    `json:"run_id"`
+	ScheduledAt time.Time `json:"scheduled_at"`
+	Line        string    `json:"line"`
+	Err         string    `json:"err"`
+}
+
+// misfireRunMsg is how the job runner logs a missed instant that it runs
+// once (misfire: run-once); the demo shows it because it is the failover
+// gap being filled.
+const misfireRunMsg = "jobs: instant missed during failover; running it once now (misfire: run-once)"
+
+// parseDemoLine turns one line of a node's stderr into an event. now is used
+// when the line carries no timestamp (it is not lanleader's JSON: a usage
+// error, a panic).
+func parseDemoLine(line []byte, now time.Time) demoEvent {
+	var l demoLogLine
+	if err := json.Unmarshal(line, &l); err != nil || l.Msg == "" {
+		text := strings.TrimSpace(string(line))
+		if text == "" {
+			return demoEvent{kind: evIgnored, at: now}
+		}
+		return demoEvent{kind: evProblem, at: now, text: text}
+	}
+	ev := demoEvent{at: l.Time, term: l.Term}
+	if ev.at.IsZero() {
+		ev.at = now
+	}
+	switch l.Msg {
+	case "became leader":
+		ev.kind = evBecameLeader
+	case "stopped leading":
+		ev.kind = evStoppedLeading
+	case "leader changed":
+		ev.kind, ev.leader = evLeaderChanged, l.Leader
+	case "jobs: run started":
+		ev.kind, ev.job, ev.runID, ev.scheduled = evRunStarted, l.Job, l.RunID, l.ScheduledAt
+	case "jobs: output":
+		ev.kind, ev.job, ev.runID, ev.text = evOutput, l.Job, l.RunID, l.Line
+	case misfireRunMsg:
+		ev.kind, ev.job, ev.scheduled = evMisfireRun, l.Job, l.ScheduledAt
+	default:
+		if l.Level == "WARN" || l.Level == "ERROR" {
+			ev.kind, ev.text = evProblem, l.Msg
+			if l.Err != "" {
+				ev.text += ": " + l.Err
+			}
+		}
+	}
+	return ev
+}
