@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runCLI runs the command in-process and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = runMain(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		// stderr must contain each of these.
+		want []string
+	}{
+		{"no args", nil, exitUsage, []string{"usage: lanleader <command>"}},
+		{"help", []string{"help"}, exitOK, []string{"commands:", "demo"}},
+		{"unknown command", []string{"frobnicate"}, exitUsage, []string{`unknown command "frobnicate"`}},
+		{"bad flag", []string{"run", "--bogus"}, exitUsage, []string{"-bogus"}},
+		{"extra argument", []string{"version", "extra"}, exitUsage, []string{`unexpected argument "extra"`}},
+		{"missing --config", []string{"run", "--mode=static", "--leader", "a"}, exitUsage, []string{"--config FILE is required"}},
+		{"check-config without file", []string{"check-config"}, exitUsage, []string{"want exactly one config FILE"}},
+		{"config file missing", []string{"run", "--config", "testdata/nope.yaml"}, exitConfig, []string{"testdata/nope.yaml"}},
+		{"unknown key", []string{"run", "--config", "testdata/unknown_key.yaml"}, exitConfig,
+			[]string{"testdata/unknown_key.yaml:5:", "jobs[0].retrys", "unknown key"}},
+		{"bad schedule", []string{"run", "--config", "testdata/bad_schedule.yaml"}, exitConfig,
+			[]string{"testdata/bad_schedule.yaml:6:", "jobs[1].schedule", `"61 * * * *"`}},
+		{"check-config unknown key", []string{"check-config", "testdata/unknown_key.yaml"}, exitConfig,
+			[]string{"testdata/unknown_key.yaml:5:", "jobs[0].retrys"}},
+		{"bad --mode", []string{"run", "--config", "testdata/good.yaml", "--mode=bogus"}, exitConfig,
+			[]string{"--mode", `"bogus"`, "want static, env or udp"}},
+		{"bad --priority", []string{"run", "--config", "testdata/good.yaml", "--priority", "300"}, exitConfig,
+			[]string{"--priority", "300", "want 0-255"}},
+		{"bad priority in file", []string{"run", "--config", "testdata/bad_priority.yaml"}, exitConfig,
+			[]string{"testdata/bad_priority.yaml:3:", "election.priority", "(or --priority)", "want 0-255"}},
+		{"static without --leader", []string{"run", "--config", "testdata/good.yaml", "--mode=static"}, exitConfig,
+			[]string{"leader", "required in static mode"}},
+		{"bad --log-format", []string{"run", "--config", "testdata/good.yaml", "--mode=static", "--leader", "a", "--log-format", "xml"}, exitConfig,
+			[]string{"--log-format", `"xml"`}},
+		{"demo with one node", []string{"demo", "--nodes", "1"}, exitUsage, []string{"--nodes 1"}},
+		{"demo bad flag", []string{"demo", "--kill", "1s"}, exitUsage, []string{"-kill"}},
+		{"demo kill-every too short", []string{"demo", "--kill-every", "100ms"}, exitUsage, []string{"--kill-every 100ms"}},
+		{"demo ports past 65535", []string{"demo", "--base-port", "65534"}, exitUsage, []string{"--base-port 65534"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.args...)
+			assert.Equal(t, tt.code, code, "stderr: %s", stderr)
+			for _, w := range tt.want {
+				assert.Contains(t, stderr, w)
+			}
+			assert.NotContains(t, stderr, "panic")
+		})
+	}
+}
+
+func TestCheckConfigPrintsNextThreeRuns(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "check-config", "testdata/good.yaml")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "testdata/good.yaml: ok (mode udp, 2 jobs)")
+
+	next := map[string][]time.Time{}
+	line := regexp.MustCompile(`^\s+(\S+)\s+.*next: (.*)$`)
+	for _, l := range strings.Split(stdout, "\n") {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		for _, s := range strings.Split(m[2], ", ") {
+			at, err := time.Parse("2006-01-02 15:04:05 MST", s)
+			require.NoError(t, err, "line %q", l)
+			next[m[1]] = append(next[m[1]], at)
+		}
+	}
+	require.Len(t, next["five"], 3, stdout)
+	require.Len(t, next["nightly"], 3, stdout)
+	for i, at := range next["five"] {
+		assert.Zero(t, at.Second()%5, "five: %v not on a multiple of 5 s", at)
+		if i > 0 {
+			assert.Equal(t, 5*time.Second, at.Sub(next["five"][i-1]), "five: runs not 5 s apart")
+		}
+	}
+	for i, at := range next["nightly"] {
+		assert.Equal(t, "02:30:00", at.Format(time.TimeOnly), "nightly")
+		if i > 0 {
+			assert.True(t, at.After(next["nightly"][i-1]), "nightly: runs not increasing")
+		}
+	}
+}
+
+func TestVersionPrints(t *testing.T) {
+	code, stdout, _ := runCLI(t, "version")
+	require.Equal(t, exitOK, code)
+	assert.Regexp(t, `^lanleader \S+ \(go1\.\d+`, stdout)
+}

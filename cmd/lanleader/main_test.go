@@ -1,0 +1,21 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// asMainEnv makes the test binary behave as the lanleader command, so the
+// demo test can start it as the demo's nodes (the demo starts
+// os.Executable()) without a separate `go build`.
+const asMainEnv = "LANLEADER_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		main()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}

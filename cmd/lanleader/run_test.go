@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunStaticRunsJob runs `lanleader run --mode=static` as the leader
+// with a job due every second, reads its JSON log through a pipe, stops it
+// (as SIGTERM would, through ctx) as soon as the job's output appears, and
+// checks the run's LANLEADER_* environment and the clean exit.
+func TestRunStaticRunsJob(t *testing.T) {
+	// A guard, not a wait: the job is due within a second.
+	guard, cancelGuard := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelGuard()
+	ctx, stop := context.WithCancel(guard)
+	defer stop()
+
+	pr, pw := io.Pipe()
+	defer pr.Close() // a failed require must not leave runMain blocked writing
+	exit := make(chan int, 1)
+	go func() {
+		code := runMain(ctx, []string{"run", "--mode=static", "--node-id", "alpha", "--leader", "alpha",
+			"--config", "testdata/fast.yaml", "--http=", "--log-format", "json"}, io.Discard, pw)
+		pw.Close()
+		exit <- code
+	}()
+
+	type logLine struct {
+		Msg         string    `json:"msg"`
+		Node        string    `json:"node"`
+		Job         string    `json:"job"`
+		RunID       string    `json:"run_id"`
+		Term        uint64    `json:"term"`
+		ScheduledAt time.Time `json:"scheduled_at"`
+		Line        string    `json:"line"`
+	}
+	var started, output *logLine
+	var msgs []string
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		var l logLine
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &l), "not a JSON log line: %s", sc.Text())
+		msgs = append(msgs, l.Msg)
+		switch {
+		case l.Msg == "jobs: run started" && started == nil:
+			started = &l
+		case l.Msg == "jobs: output" && output == nil:
+			output = &l
+			stop()
+		}
+	}
+	require.NoError(t, sc.Err())
+	code := <-exit
+
+	require.NotNil(t, started, "no run started before the guard expired; log: %v", msgs)
+	require.NotNil(t, output, "the job printed nothing; log: %v", msgs)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, msgs, "became leader")
+	assert.Equal(t, "lanleader stopped", msgs[len(msgs)-1], "a stop through ctx is a clean shutdown")
+
+	assert.Equal(t, "fast", output.Job)
+	assert.Equal(t, started.RunID, output.RunID)
+	m := regexp.MustCompile(`^job=(\S*) node=(\S*) term=(\S*) at=(\S*) run=(\S*)$`).FindStringSubmatch(output.Line)
+	require.NotNil(t, m, "job output %q", output.Line)
+	assert.Equal(t, "fast", m[1], "LANLEADER_JOB")
+	assert.Equal(t, "alpha", m[2], "LANLEADER_NODE")
+	term, err := strconv.ParseUint(m[3], 10, 64)
+	require.NoError(t, err, "LANLEADER_TERM %q", m[3])
+	assert.Equal(t, started.Term, term, "LANLEADER_TERM is the run's term")
+	at, err := time.Parse(time.RFC3339, m[4])
+	require.NoError(t, err, "LANLEADER_SCHEDULED_AT %q", m[4])
+	assert.True(t, at.Equal(started.ScheduledAt), "LANLEADER_SCHEDULED_AT %v is the scheduled instant %v", at, started.ScheduledAt)
+	assert.Zero(t, at.Nanosecond(), "a '* * * * * *' instant is a whole second")
+	assert.Equal(t, started.RunID, m[5], "LANLEADER_RUN_ID")
+}
