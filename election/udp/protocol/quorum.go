@@ -88,6 +88,9 @@ func (n *Node) stepVote(now time.Time, m *Message) {
 	if n.role != election.Candidate || m.Term != n.claimTerm || m.Leader != n.cfg.NodeID {
 		return
 	}
+	if !now.Before(n.claimSentAt.Add(n.lease())) {
+		return // votes this old could not give a lease any more
+	}
 	n.votes[m.From] = true
 	if len(n.votes)+1 >= n.majority() {
 		n.lead(now)

@@ -165,6 +165,14 @@ func (n *Node) onPause(now time.Time) {
 		n.listenUntil = now.Add(n.cfg.ClaimWindow)
 		n.nextBeat = now.Add(n.cfg.Interval)
 	case election.Candidate:
+		if n.quorum() {
+			// Votes that arrived while we slept may be stale: the voters'
+			// promises may have run out and someone else been elected.
+			// Start over.
+			n.abandonClaim()
+			n.backOff(now, 0)
+			return
+		}
 		// Our window may have passed unseen: claim again, full window.
 		n.claimUntil = now.Add(n.cfg.ClaimWindow)
 		n.claimResendAt = now.Add(n.cfg.ClaimWindow / 2)
