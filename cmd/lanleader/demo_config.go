@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // demoJobs is the demo cluster's config: one job every second, on the
@@ -19,6 +20,9 @@ jobs:
     shell: echo "$LANLEADER_NODE term $LANLEADER_TERM ran $LANLEADER_SCHEDULED_AT"
     timeout: 5s
 `
+
+// demoJobEvery is how often demoJobs' job is due.
+const demoJobEvery = time.Second
 
 // demoCluster is the demo's cluster name, so that its packets are ignored
 // by a real cluster (and the other way round) even on the same ports.

@@ -36,7 +36,8 @@ func (s demoSummary) write(w io.Writer, nodes []string) {
 		counts = append(counts, fmt.Sprintf("%s %d", n, s.RunsPerNode[n]))
 		total += s.RunsPerNode[n]
 	}
-	fmt.Fprintf(w, "  job runs:   %s (%d in all, %d distinct scheduled instants)\n", strings.Join(counts, ", "), total, s.Instants)
+	fmt.Fprintf(w, "  job runs:   %s (%d in all, %d distinct scheduled instants, %d missed)\n",
+		strings.Join(counts, ", "), total, s.Instants, s.Missed)
 	if len(s.Unexpected) > 0 {
 		fmt.Fprintf(w, "  crashed:    %s exited without being told to\n", strings.Join(slices.Compact(slices.Sorted(slices.Values(s.Unexpected))), ", "))
 	}

@@ -81,6 +81,9 @@ type demoSummary struct {
 	RunsPerNode map[string]int
 	// Instants is the number of distinct scheduled instants started.
 	Instants int
+	// Missed counts instants between the first and the last started one
+	// that no node started (the demo's job is due every demoJobEvery).
+	Missed int
 	// Duplicates lists instants started more than once, as "job at
 	// instant: n1, n2".
 	Duplicates []string
@@ -247,11 +250,21 @@ func (tl *demoTimeline) summary(end time.Time) demoSummary {
 	s.Elapsed = end.Sub(tl.start)
 	s.Instants = len(tl.instants)
 	s.Duplicates = nil
+	first, last := map[string]int64{}, map[string]int64{}
+	perJob := map[string]int{}
 	keys := make([]demoInstant, 0, len(tl.instants))
 	for k, nodes := range tl.instants {
+		if f, ok := first[k.job]; !ok || k.at < f {
+			first[k.job] = k.at
+		}
+		last[k.job] = max(last[k.job], k.at)
+		perJob[k.job]++
 		if len(nodes) > 1 {
 			keys = append(keys, k)
 		}
+	}
+	for job, n := range perJob {
+		s.Missed += int(time.Duration(last[job]-first[job])/demoJobEvery) + 1 - n
 	}
 	slices.SortFunc(keys, func(a, b demoInstant) int { return cmp.Compare(a.at, b.at) })
 	for _, k := range keys {

@@ -118,6 +118,7 @@ func TestDemoTimelineFailoverRejoinAndRuns(t *testing.T) {
 	assert.Equal(t, 1, sum.RejoinedFollower)
 	assert.Equal(t, map[string]int{"n1": 2, "n2": 1}, sum.RunsPerNode)
 	assert.Equal(t, 3, sum.Instants)
+	assert.Zero(t, sum.Missed)
 	assert.Empty(t, sum.Duplicates)
 	assert.Empty(t, sum.Unexpected)
 	assert.Equal(t, 5*time.Second, sum.Elapsed)
@@ -137,9 +138,11 @@ func TestDemoTimelineDuplicateInstant(t *testing.T) {
 	s.lead(1200, "n2", 2) // a second leader, as in a split brain
 	s.run(1300, "n2", "r2", 1)
 	s.run(2000, "n2", "r3", 2)
+	s.run(5000, "n2", "r4", 5)
 
-	sum := s.tl.summary(s.at(3000))
-	assert.Equal(t, 2, sum.Instants)
+	sum := s.tl.summary(s.at(6000))
+	assert.Equal(t, 3, sum.Instants)
+	assert.Equal(t, 2, sum.Missed, "instants 3 and 4 never started")
 	assert.Equal(t, []string{"tick at 2026-11-30T20:00:01Z: [n1 n2]"}, sum.Duplicates)
 	assert.Contains(t, out.String(), "DUPLICATE: job tick instant")
 
