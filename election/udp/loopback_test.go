@@ -75,8 +75,14 @@ func TestLoopbackFailsOverWhenLeaderCrashes(t *testing.T) {
 }
 
 func TestLoopbackResignHandsOver(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprint(n, "nodes"), func(t *testing.T) { testResignHandsOver(t, n) })
+	}
+}
+
+func testResignHandsOver(t *testing.T, n int) {
 	defer goleak.VerifyNone(t)
-	c := newLoopback(t, loopOptions{n: 3})
+	c := newLoopback(t, loopOptions{n: n})
 	defer c.stopAll()
 	old := c.waitAgreement()
 	oldTerm := old.elector.Status().Leader.Term
