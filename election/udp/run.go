@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
@@ -72,11 +73,28 @@ func (e *Elector) receive(p Packet) {
 	m.Addr = p.From.String()
 	e.mu.Lock()
 	before := e.node.Stats()
-	e.addrs[m.From] = p.From
 	e.node.Step(p.At, m)
 	result := stepResult(before, e.node.Stats())
+	if result == "ok" {
+		e.rememberAddr(m.From, p.From)
+	}
 	e.mu.Unlock()
 	e.countPacket(m.Type.String(), result)
+}
+
+// maxAddrs bounds the reply-address table. Directed replies only ever go
+// to a sender just heard from, so forgetting everyone else is harmless.
+const maxAddrs = 1024
+
+// rememberAddr records where a node's accepted messages come from, so
+// directed replies reach it (a `lanleader who` client's ephemeral port).
+// Only messages the protocol accepted count: a replayed or foreign packet
+// must not redirect replies. Must be called with e.mu held.
+func (e *Elector) rememberAddr(id string, addr netip.AddrPort) {
+	if _, ok := e.addrs[id]; !ok && len(e.addrs) >= maxAddrs {
+		clear(e.addrs)
+	}
+	e.addrs[id] = addr
 }
 
 func (e *Elector) countPacket(typ, result string) {
