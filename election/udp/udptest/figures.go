@@ -82,7 +82,7 @@ func backoffMax(c protocol.Config) time.Duration {
 	return c.BackoffMax
 }
 
-// Failover measures, for each seed, the time from crashing a settled leader
+// Failover measures, for one seed, the time from crashing a settled leader
 // (at a random phase of its heartbeat) to another node becoming leader.
 func Failover(base protocol.Config, nodes int, link Link, seed uint64) (time.Duration, error) {
 	s := New(Options{Seed: seed, Base: base, Link: link}, nodeIDs(nodes)...)
