@@ -404,8 +404,8 @@ sc_kill() {
 	say "SIGKILL the leader (bound ${FAILOVER_BOUND_MS} ms)"
 	settle kill || return
 	local L=$AGREED t0 r
-	t0=$(llt_now_ms)
 	llt_node_crash "$L"
+	t0=$LLT_CRASH_MS
 	KILLED=$L
 	local rest
 	rest=$(alive_nodes)
@@ -464,7 +464,7 @@ sc_term() {
 	settle term || return
 	local L=$AGREED t0 r rest
 	rest=$(without "$(alive_nodes)" "$L")
-	t0=$(llt_now_ms)
+	llt_stamp t0
 	kill -TERM "${LLT_DAEMON_PID[$L]}"
 	llt_poll 5000 20 llt_pid_gone "${LLT_DAEMON_PID[$L]}" || info "n$L still running 5 s after SIGTERM"
 	llt_node_crash "$L" # collects the exit code; kills only if it is still there
@@ -496,7 +496,7 @@ sc_pause() {
 	settle pause || return
 	local L=$AGREED T=$AGREED_TERM t0 rest
 	rest=$(without "$(alive_nodes)" "$L")
-	t0=$(llt_now_ms)
+	llt_stamp t0
 	llt_node_signal STOP "$L"
 	if llt_poll $((FAILOVER_BOUND_MS + 5000)) 50 agree "$rest"; then
 		info "pause: n$AGREED took over (term $AGREED_TERM) while n$L was stopped"
@@ -714,10 +714,11 @@ bench_series() {
 		sleep "$(python3 -c "print(max(1.0, 5 * $INTERVAL_MS / 1000))")" # detectors warm after the last change
 		L=$AGREED
 		rest=$(without "$(alive_nodes)" "$L")
-		t0=$(llt_now_ms)
 		if [ "$how" = kill ]; then
 			llt_node_crash "$L"
+			t0=$LLT_CRASH_MS
 		else
+			llt_stamp t0
 			kill -TERM "${LLT_DAEMON_PID[$L]}"
 			llt_poll 5000 20 llt_pid_gone "${LLT_DAEMON_PID[$L]}"
 			llt_node_crash "$L"

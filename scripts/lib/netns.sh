@@ -31,6 +31,13 @@ llt_now_ms() {
 	echo $((t / 1000))
 }
 
+# llt_stamp VAR sets VAR to llt_now_ms without a subshell, for timestamps
+# that must be taken right next to the event they date.
+llt_stamp() {
+	local _llt_us=${EPOCHREALTIME/./}
+	printf -v "$1" '%d' $((_llt_us / 1000))
+}
+
 # llt_poll TIMEOUT_MS STEP_MS CMD... runs CMD until it succeeds or
 # TIMEOUT_MS passes. Every wait in the suite goes through here.
 llt_poll() {
@@ -135,11 +142,17 @@ llt_node_signal() {
 # llt_node_crash I kills node I like a power cut: it freezes every process of
 # the node (repeating until no new one appears, so a job forked meanwhile is
 # caught), then SIGKILLs them all, so no survivor can exit gracefully.
+#
+# LLT_CRASH_MS is set to the moment of the first SIGSTOP (taken with a
+# builtin, after the PIDs are listed), so measured failovers do not include
+# the time this script takes to list processes.
 llt_node_crash() {
 	local i=$1 seen="" pids
+	LLT_CRASH_MS=""
 	while true; do
 		pids=$(llt_ns_pids "$i" | sort -n | tr '\n' ' ')
 		[ "$pids" = "$seen" ] && break
+		[ -n "$LLT_CRASH_MS" ] || llt_stamp LLT_CRASH_MS
 		# shellcheck disable=SC2086
 		[ -n "$pids" ] && kill -s STOP $pids 2>/dev/null
 		seen=$pids
