@@ -72,9 +72,11 @@ func (e *Elector) receive(p Packet) {
 	}
 	m.Addr = p.From.String()
 	e.mu.Lock()
-	before := e.node.Stats()
 	e.node.Step(p.At, m)
-	result := stepResult(before, e.node.Stats())
+	result := "ok"
+	if r := e.node.LastDrop(); r != "" {
+		result = string(r)
+	}
 	if result == "ok" {
 		e.rememberAddr(m.From, p.From)
 	}

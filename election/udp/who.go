@@ -34,6 +34,7 @@ func Query(ctx context.Context, t Transport, cluster string, keyring *wire.Keyri
 		From:        fmt.Sprintf("who-%08x", r.Uint32()),
 		Incarnation: protocol.NewIncarnation(time.Now().UnixMilli(), uint16(r.Uint32())),
 		Seq:         1,
+		Flags:       protocol.FlagClient,
 	}
 	b, err := wire.Encode(q, keyring)
 	if err != nil {

@@ -34,7 +34,9 @@ const (
 type Node struct {
 	cfg Config
 	tag uint16
-	det *heartbeat.Detector
+	// lastDrop is why the last Step dropped its message ("" if accepted).
+	lastDrop DropReason
+	det      *heartbeat.Detector
 
 	role  election.Role
 	since time.Time

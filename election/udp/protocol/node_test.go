@@ -206,3 +206,32 @@ func TestQueryAnswered(t *testing.T) {
 	assert.Equal(t, nw.nodes[lead].Status().Leader.Term, term)
 	assert.Equal(t, []byte("ledger"), p)
 }
+
+func TestClientQueriesAreAnsweredButNotRemembered(t *testing.T) {
+	cfg := DefaultLANConfig()
+	cfg.NodeID, cfg.Cluster, cfg.Incarnation = "leader", "c", 1
+	cfg.MaxPeers = 2
+	cfg.Rand = rand.New(rand.NewPCG(1, 2))
+	now := time.Unix(1000, 0)
+	n, err := NewNode(cfg, now)
+	require.NoError(t, err)
+	n.Step(now, Message{Type: Query, Cluster: "c", From: "follower", Incarnation: 1, Seq: 1, Priority: 100})
+	for now.Before(time.Unix(1002, 0)) && n.Status().Role != election.Leader {
+		now = n.NextTick()
+		n.Tick(now)
+	}
+	require.Equal(t, election.Leader, n.Status().Role)
+	n.Ready()
+
+	for i := range 5 {
+		n.Step(now, Message{Type: Query, Cluster: "c", From: fmt.Sprintf("who-%d", i), Incarnation: 1, Seq: 1, Flags: FlagClient, Priority: 255})
+	}
+	answers := 0
+	for _, e := range n.Ready() {
+		if e.Msg.Type == Answer {
+			answers++
+		}
+	}
+	assert.Equal(t, 5, answers, "every client is answered")
+	assert.Equal(t, "follower", n.successor(), "clients never displace or outrank the real follower")
+}

@@ -21,7 +21,12 @@ type peer struct {
 //   - higher incarnation: the sender restarted; accepted, Seq restarts;
 //   - lower incarnation: dropped, unless the sender has been silent for
 //     ForgetPeerAfter (its clock went back across a restart).
+//
+// A client's Query (FlagClient) is admitted without being recorded.
 func (n *Node) admit(now time.Time, m *Message) DropReason {
+	if m.Type == Query && m.Flags&FlagClient != 0 {
+		return ""
+	}
 	p, ok := n.peers[m.From]
 	if !ok {
 		if len(n.peers) >= n.cfg.MaxPeers {

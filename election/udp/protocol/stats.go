@@ -93,3 +93,9 @@ func (s Stats) clone() Stats {
 // leader of lower priority (Config.Preempt): that leader steps down instead
 // of answering with a heartbeat.
 const FlagPreempt uint8 = 1 << 0
+
+// FlagClient is set in a Query's Flags by a client that only asks who leads
+// (`lanleader who`), not a node. Nodes answer it but do not remember the
+// sender: it would otherwise fill the peer table, evict real followers and
+// could be named successor.
+const FlagClient uint8 = 1 << 1

@@ -14,16 +14,15 @@ import (
 func (n *Node) Step(now time.Time, m Message) {
 	now = n.enter(now)
 	defer n.leave()
-	if r := n.check(&m); r != "" {
-		n.stats.Dropped[r]++
-		return
+	n.lastDrop = n.check(&m)
+	if n.lastDrop == "" {
+		n.lastDrop = n.admit(now, &m)
 	}
-	if r := n.admit(now, &m); r != "" {
-		n.stats.Dropped[r]++
-		return
+	if n.lastDrop == "" && n.quiet {
+		n.lastDrop = DropQuiet
 	}
-	if n.quiet {
-		n.stats.Dropped[DropQuiet]++
+	if n.lastDrop != "" {
+		n.stats.Dropped[n.lastDrop]++
 		return
 	}
 	n.stats.Received[m.Type]++
@@ -43,6 +42,10 @@ func (n *Node) Step(now time.Time, m Message) {
 		n.stepAck(&m)
 	}
 }
+
+// LastDrop returns why the last Step dropped its message, or "" if it was
+// accepted: the per-packet result for metrics, without copying Stats.
+func (n *Node) LastDrop() DropReason { return n.lastDrop }
 
 // check applies the stateless validity rules.
 func (n *Node) check(m *Message) DropReason {
