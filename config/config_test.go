@@ -211,3 +211,13 @@ func TestExampleDemoLoads(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, f.Jobs)
 }
+
+func TestClusterSizeIsDecoded(t *testing.T) {
+	f, err := Parse("q.yaml", []byte("election:\n  mode: udp\n  cluster_size: 5\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 5, f.Election.ClusterSize)
+	_, err = Parse("q.yaml", []byte("election:\n  cluster_size: many\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "q.yaml:2")
+	assert.Contains(t, err.Error(), "election.cluster_size")
+}

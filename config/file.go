@@ -42,6 +42,9 @@ type Election struct {
 	Preempt    *bool         // udp mode: a better node takes over
 	SecretFile string        // udp mode: file with the HMAC key
 	HTTP       *string       // status endpoint address; "" turns it off
+	// ClusterSize turns on quorum mode (udp): the number of nodes; a
+	// leader needs a majority of them. 0 means no quorum.
+	ClusterSize int
 }
 
 // Load reads and decodes the config file at path. Errors name path, the

@@ -13,7 +13,7 @@ import (
 var (
 	topKeys      = []string{"election", "jobs", "hooks"}
 	electionKeys = []string{"mode", "node_id", "leader", "env_var", "cluster", "bind", "port",
-		"peers", "priority", "interval", "misses", "preempt", "secret_file", "http"}
+		"peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "cluster_size"}
 	jobKeys = []string{"name", "schedule", "command", "shell", "dir", "env", "timeout",
 		"overlap", "retries", "retry_delay", "on_leader_loss", "misfire", "misfire_grace",
 		"rerun_interrupted", "kill_grace"}
@@ -73,6 +73,8 @@ func (d *decoder) election(n *yaml.Node) {
 			e.Interval, _ = d.duration(v, p)
 		case "misses":
 			e.Misses, _ = d.integer(v, p)
+		case "cluster_size":
+			e.ClusterSize, _ = d.integer(v, p)
 		case "preempt":
 			if b, ok := d.boolean(v, p); ok && !isNull(v) {
 				e.Preempt = &b

@@ -69,6 +69,10 @@ func newUDPElector(s settings, logger *slog.Logger, m *metrics.Metrics, ledger f
 	pc.MaxMisses = max(pc.MaxMisses, s.Misses)
 	pc.Preempt = s.Preempt
 	pc.BackoffMax = 0 // Interval/2: scales with --interval
+	// The claim window is a few LAN round trips, but must stay well under
+	// the interval for very fast settings.
+	pc.ClaimWindow = min(pc.ClaimWindow, s.Interval/4)
+	pc.ClusterSize = s.ClusterSize
 	pc.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(pc.Rand.Uint32()))
 	if err := pc.Validate(); err != nil {
@@ -114,7 +118,7 @@ func newUDPElector(s settings, logger *slog.Logger, m *metrics.Metrics, ledger f
 	}
 	logger.Info("udp election", "addr", pc.Addr, "broadcast", bind.Broadcast, "interface", bind.Interface,
 		"peers", s.Peers, "cluster", s.Cluster, "priority", s.Priority, "interval", s.Interval,
-		"misses", s.Misses, "authenticated", keyring != nil)
+		"misses", s.Misses, "quorum", s.ClusterSize, "authenticated", keyring != nil)
 	return &elector{
 		Elector:    e,
 		canRun:     e.CanActAsLeader,

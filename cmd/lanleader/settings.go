@@ -30,10 +30,12 @@ type settings struct {
 	Interval   time.Duration
 	Misses     int
 	Preempt    bool
-	SecretFile string
-	HTTP       string
-	LogFormat  string
-	LogLevel   string
+	// ClusterSize > 0 turns on quorum mode.
+	ClusterSize int
+	SecretFile  string
+	HTTP        string
+	LogFormat   string
+	LogLevel    string
 }
 
 // defaultSettings are used for anything neither the file nor a flag sets.
@@ -83,6 +85,7 @@ func electionFlags(fs *flag.FlagSet, s *settings) {
 	fs.DurationVar(&s.Interval, "interval", s.Interval, "udp mode: heartbeat interval")
 	fs.IntVar(&s.Misses, "misses", s.Misses, "udp mode: silent intervals before a follower suspects the leader")
 	fs.BoolVar(&s.Preempt, "preempt", s.Preempt, "udp mode: a higher-priority node takes over from a sitting leader")
+	fs.IntVar(&s.ClusterSize, "cluster-size", s.ClusterSize, "udp mode: number of nodes; > 0 turns on quorum mode (a leader needs a majority)")
 	fs.StringVar(&s.SecretFile, "secret-file", s.SecretFile, "udp mode: file of HMAC keys (first signs, all verify)")
 }
 
@@ -115,6 +118,9 @@ func mergeFile(s *settings, e config.Election, set map[string]bool) {
 	}
 	if e.Misses != 0 && !set["misses"] {
 		s.Misses = e.Misses
+	}
+	if e.ClusterSize != 0 && !set["cluster-size"] {
+		s.ClusterSize = e.ClusterSize
 	}
 	if e.Preempt != nil && !set["preempt"] {
 		s.Preempt = *e.Preempt
@@ -173,6 +179,9 @@ func (s *settings) validate() error {
 	}
 	if s.Misses < 1 {
 		return bad("misses", "%d: must be at least 1", s.Misses)
+	}
+	if s.ClusterSize < 0 || s.ClusterSize > 255 {
+		return bad("cluster_size", "%d: want 0 (no quorum) or 1-255", s.ClusterSize)
 	}
 	if s.NodeID == "" {
 		h, err := os.Hostname()
