@@ -74,7 +74,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("demo: find own binary to start the nodes: %w", err)
+		return fmt.Errorf("find own binary to start the nodes: %w", err)
 	}
 	sum, err := runDemo(ctx, o, exe, stdout)
 	if err != nil {
@@ -82,9 +82,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch {
 	case len(sum.Duplicates) > 0:
-		return fmt.Errorf("demo: %d scheduled instants ran more than once", len(sum.Duplicates))
+		return fmt.Errorf("%d scheduled instants ran more than once", len(sum.Duplicates))
 	case len(sum.Unexpected) > 0:
-		return fmt.Errorf("demo: nodes exited without being told to: %v", sum.Unexpected)
+		return fmt.Errorf("nodes exited without being told to: %v", sum.Unexpected)
 	}
 	return nil
 }
@@ -113,7 +113,7 @@ func runDemo(ctx context.Context, o demoOptions, exe string, out io.Writer) (dem
 	}
 	dir, err := os.MkdirTemp("", "lanleader-demo-")
 	if err != nil {
-		return demoSummary{}, fmt.Errorf("demo: %w", err)
+		return demoSummary{}, fmt.Errorf("temp dir: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	d := &demo{
@@ -195,7 +195,7 @@ func (d *demo) loop(ctx context.Context) error {
 		case ev := <-d.events:
 			d.handle(ev)
 			if d.allGone() {
-				return errors.New("demo: every node exited; see their messages above")
+				return errors.New("every node exited; see their messages above")
 			}
 		case <-kills:
 			d.killLeader()

@@ -33,15 +33,15 @@ const demoCluster = "lanleader-demo"
 func writeDemoFiles(dir string) (configPath, keyPath string, err error) {
 	configPath = filepath.Join(dir, "demo.yaml")
 	if err := os.WriteFile(configPath, []byte(demoJobs), 0o600); err != nil {
-		return "", "", fmt.Errorf("demo: write config: %w", err)
+		return "", "", fmt.Errorf("write config: %w", err)
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
-		return "", "", fmt.Errorf("demo: make key: %w", err)
+		return "", "", fmt.Errorf("make key: %w", err)
 	}
 	keyPath = filepath.Join(dir, "demo.key")
 	if err := os.WriteFile(keyPath, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
-		return "", "", fmt.Errorf("demo: write key: %w", err)
+		return "", "", fmt.Errorf("write key: %w", err)
 	}
 	return configPath, keyPath, nil
 }

@@ -56,10 +56,10 @@ func startDemoNode(n *demoNode, exe string, args []string, events chan<- demoEve
 	cmd.SysProcAttr = demoSysProcAttr()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return fmt.Errorf("demo: %s: %w", n.name, err)
+		return fmt.Errorf("%s: stderr pipe: %w", n.name, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("demo: start %s: %w", n.name, err)
+		return fmt.Errorf("start %s: %w", n.name, err)
 	}
 	if n.cmd != nil {
 		n.gen++
@@ -105,7 +105,7 @@ func checkDemoPorts(base, n int) error {
 	for p := base; p < base+n; p++ {
 		c, err := net.ListenPacket("udp4", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
-			return fmt.Errorf("demo: udp port 127.0.0.1:%d is not free; pick another --base-port: %w", p, err)
+			return fmt.Errorf("udp port 127.0.0.1:%d is not free; pick another --base-port: %w", p, err)
 		}
 		c.Close()
 	}
