@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,4 +110,19 @@ func TestVersionPrints(t *testing.T) {
 	code, stdout, _ := runCLI(t, "version")
 	require.Equal(t, exitOK, code)
 	assert.Regexp(t, `^lanleader \S+ \(go1\.\d+`, stdout)
+}
+
+// TestDemoPortInUse checks that a taken port stops the demo before it starts
+// any node, with a hint, rather than leaving a node that dies at once.
+func TestDemoPortInUse(t *testing.T) {
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer c.Close()
+	port := c.LocalAddr().(*net.UDPAddr).Port
+	base := port - 1 // the taken port is n2's (ephemeral ports are far above 1)
+
+	code, stdout, stderr := runCLI(t, "demo", "--nodes", "3", "--base-port", strconv.Itoa(base))
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, fmt.Sprintf("udp port 127.0.0.1:%d is not free; pick another --base-port", port))
+	assert.NotContains(t, stdout, "started", "no node may start")
 }
