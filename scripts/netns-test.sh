@@ -711,7 +711,10 @@ bench_series() {
 			BENCH_ERRORS=$((BENCH_ERRORS + 1))
 			continue
 		fi
-		sleep "$(python3 -c "print(max(1.0, 5 * $INTERVAL_MS / 1000))")" # detectors warm after the last change
+		# Let detectors warm up after the last change, then kill at a random
+		# phase of the heartbeat: a fixed wait would kill at a similar phase
+		# every round and bias the figures.
+		sleep "$(python3 -c "import random; print(max(1.0, 5 * $INTERVAL_MS / 1000) + random.random() * $INTERVAL_MS / 1000)")"
 		L=$AGREED
 		rest=$(without "$(alive_nodes)" "$L")
 		if [ "$how" = kill ]; then
