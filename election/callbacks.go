@@ -8,8 +8,9 @@ import "context"
 // Ordering guarantees, for every Elector in this module (they all report
 // through a Notifier):
 //
-//   - Callbacks are called one at a time, from a single goroutine, in the
-//     order the transitions happened. They must return promptly: start a
+//   - Callbacks are called one at a time (never concurrently), on the
+//     goroutine that reports the transition, in the order the transitions
+//     happened. A callback must not report transitions itself. They must return promptly: start a
 //     goroutine for long work. A slow callback delays the next one, never
 //     the election itself for modes that run their protocol elsewhere.
 //   - Each transition is reported exactly once.

@@ -26,6 +26,9 @@ type Notifier struct {
 	cancel context.CancelFunc
 	// leadTerm is the term of the current leadership, valid while cancel != nil.
 	leadTerm uint64
+	// stopped is set by Stop: later Updates are ignored, so a late report
+	// from a stopping elector cannot start a leadership nobody will end.
+	stopped bool
 }
 
 // NewNotifier returns a Notifier that reports to cb. Leadership contexts are
@@ -52,6 +55,9 @@ func (n *Notifier) Status() Status {
 func (n *Notifier) Update(s Status) {
 	n.dispatch.Lock()
 	defer n.dispatch.Unlock()
+	if n.stopped {
+		return
+	}
 	n.mu.Lock()
 	prev := n.last
 	n.last = s
@@ -77,12 +83,16 @@ func (n *Notifier) Update(s Status) {
 
 // Stop ends any current leadership (cancel, then OnStoppedLeading) and
 // records s, which must not be a leader status, as final. Electors call it
-// when Run returns. A leader status is recorded as a follower.
+// when Run returns. A leader status is recorded as a follower. Updates
+// after Stop are ignored.
 func (n *Notifier) Stop(s Status) {
 	if s.Role == Leader {
 		s.Role, s.Leader = Follower, LeaderInfo{} // a stepped-down node must not name itself leader
 	}
 	n.Update(s)
+	n.dispatch.Lock()
+	n.stopped = true
+	n.dispatch.Unlock()
 }
 
 // stopLeading must be called with n.dispatch held.

@@ -451,3 +451,14 @@ func lastNewBefore(ev []string, i int) string {
 	}
 	return ev[i-1]
 }
+
+func TestNotifierIgnoresUpdatesAfterStop(t *testing.T) {
+	var started int
+	n := election.NewNotifier(context.Background(), election.Callbacks{
+		OnStartedLeading: func(context.Context, uint64) { started++ },
+	}, election.Status{Node: "a"})
+	n.Stop(election.Status{Node: "a"})
+	n.Update(election.Status{Node: "a", Role: election.Leader, Term: 2, Leader: election.LeaderInfo{ID: "a", Term: 2}})
+	assert.Equal(t, 0, started, "no leadership may start after Stop")
+	assert.Equal(t, election.Follower, n.Status().Role)
+}

@@ -20,7 +20,7 @@ import (
 //     start; only on_leader runs, with the new term, since the role did not
 //     change).
 //   - on_follower: every time this node stops leading, with the new leader
-//     (LANLEADER_LEADER, empty if none is known yet) taken from the
+//     (LANLEADER_LEADER_ID, empty if none is known yet) taken from the
 //     OnNewLeader that follows; and once at startup, when a node that has
 //     not led yet first learns that another node leads. A follower seeing
 //     the leader change from one peer to another runs nothing: its role
@@ -30,7 +30,7 @@ import (
 //
 // Environment: lanleader's own plus LANLEADER_HOOK (on_leader, on_follower,
 // on_stop), LANLEADER_ROLE (leader, follower, stopped), LANLEADER_TERM,
-// LANLEADER_LEADER and LANLEADER_NODE.
+// LANLEADER_LEADER_ID and LANLEADER_NODE.
 
 // Hook names, as in the config file and LANLEADER_HOOK.
 const (
@@ -220,7 +220,7 @@ func (h *Hooks) exec(ev event) {
 		"LANLEADER_HOOK="+ev.hook,
 		"LANLEADER_ROLE="+ev.role,
 		"LANLEADER_TERM="+strconv.FormatUint(ev.term, 10),
-		"LANLEADER_LEADER="+ev.leader,
+		"LANLEADER_LEADER_ID="+ev.leader,
 		"LANLEADER_NODE="+h.cfg.Node,
 	)
 	log.Info("hooks: running")

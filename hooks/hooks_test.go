@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-const record = `echo "$LANLEADER_HOOK $LANLEADER_ROLE $LANLEADER_TERM $LANLEADER_LEADER $LANLEADER_NODE" >> `
+const record = `echo "$LANLEADER_HOOK $LANLEADER_ROLE $LANLEADER_TERM $LANLEADER_LEADER_ID $LANLEADER_NODE" >> `
 
 // elector drives callbacks through the real Notifier.
 type elector struct {
