@@ -1,14 +1,11 @@
 package env
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/lanleader/lanleader/election"
 )
@@ -18,19 +15,11 @@ const term = 1
 
 // Elector is the env election mode. Create it with New.
 type Elector struct {
-	nodeID  string
+	*election.Fixed
 	varName string
 	value   string
 	set     bool
 	leads   bool
-	log     *slog.Logger
-
-	mu      sync.Mutex
-	started bool
-	// joined is set once Run has reported the role.
-	joined bool
-	// n reports and holds the status once Run has started; nil before.
-	n *election.Notifier
 }
 
 var _ election.Elector = (*Elector)(nil)
@@ -69,7 +58,14 @@ func New(cfg Config) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Elector{nodeID: nodeID, varName: cfg.Var, value: value, set: set, leads: leads, log: cfg.Logger}, nil
+	e := &Elector{varName: cfg.Var, value: value, set: set, leads: leads}
+	// A follower cannot know who leads: the leader is another process's
+	// environment.
+	e.Fixed = election.NewFixed(election.FixedConfig{
+		Mode: "env", Node: nodeID, Leads: leads, Term: term, Logger: cfg.Logger,
+		Why: []any{"reason", e.Reason()},
+	})
+	return e, nil
 }
 
 // Leads reports whether the variable says this node leads.
@@ -81,64 +77,4 @@ func (e *Elector) Reason() string {
 		return e.varName + " is unset"
 	}
 	return fmt.Sprintf("%s=%q", e.varName, e.value)
-}
-
-// Joined reports whether Run has reported this node's role. An env
-// follower never knows who leads, so "knows a leader" cannot tell
-// readiness; this can.
-func (e *Elector) Joined() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.joined
-}
-
-// Run reports the decision through cb (a leader: OnNewLeader(self) then
-// OnStartedLeading(ctx, 1); a follower: nothing, since it knows no
-// leader), blocks until ctx is done, then steps down and returns nil.
-func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
-	n := election.NewNotifier(ctx, cb, e.idle())
-	e.mu.Lock()
-	if e.started {
-		e.mu.Unlock()
-		return errors.New("env: Run called twice")
-	}
-	e.started, e.n = true, n
-	e.mu.Unlock()
-
-	s := election.Status{Node: e.nodeID, Role: election.Follower, Term: term, Since: time.Now()}
-	if e.leads {
-		e.log.Info("env: this node leads", "reason", e.Reason(), "term", term)
-		s.Role, s.Leader = election.Leader, election.LeaderInfo{ID: e.nodeID, Term: term}
-	} else {
-		e.log.Info("env: this node follows", "reason", e.Reason())
-	}
-	n.Update(s)
-	e.mu.Lock()
-	e.joined = true
-	e.mu.Unlock()
-
-	<-ctx.Done()
-	final := n.Status()
-	if final.Role == election.Leader {
-		e.log.Info("env: stepping down", "term", term)
-		final = election.Status{Node: e.nodeID, Role: election.Follower, Term: term, Since: time.Now()}
-	}
-	n.Stop(final)
-	return nil
-}
-
-// Status returns this node's view: before Run a follower with term 0,
-// during Run the decision, after Run a follower that knows no leader.
-func (e *Elector) Status() election.Status {
-	e.mu.Lock()
-	n := e.n
-	e.mu.Unlock()
-	if n == nil {
-		return e.idle()
-	}
-	return n.Status()
-}
-
-func (e *Elector) idle() election.Status {
-	return election.Status{Node: e.nodeID, Role: election.Follower}
 }
