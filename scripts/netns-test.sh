@@ -375,6 +375,31 @@ settle() {
 	fi
 }
 
+# just_after_a_run sleeps until 50 ms past the next whole second: the @every
+# 1s job has just started on the leader, and its ledger entry has left only
+# if the leader announces a start at once rather than in its next heartbeat.
+# Failing the leader there is the hard case for "no instant twice".
+just_after_a_run() {
+	local now r d
+	now=$(llt_now_ms)
+	r=$((now % 1000))
+	d=$(((1050 - r) % 1000))
+	((d < 20)) && d=$((d + 1000))
+	sleep "$(printf '%d.%03d' $((d / 1000)) $((d % 1000)))"
+}
+
+# runs_jobs NAME: the agreed leader runs the every-second job under its own
+# term within 3 s (a successor that never runs would otherwise pass: the
+# exactly-once check only sees gaps between runs).
+runs_jobs() {
+	local f="$WORK/jobs-n$AGREED.log"
+	if llt_poll 3000 100 grep -q " $AGREED_TERM " "$f"; then
+		pass "$1: new leader n$AGREED runs the job under its term $AGREED_TERM"
+	else
+		fail "$1: new leader n$AGREED ran no job under its term $AGREED_TERM within 3 s"
+	fi
+}
+
 FAILOVERS=()  # NAME:FROM_MS:TO_MS windows for missed-instant reporting
 # NAME:FROM_MS:TO_MS windows of scheduled instants that may run on two nodes:
 # while a partition (or one-way cut) lasts, and for instants started just
@@ -401,9 +426,10 @@ sc_startup() {
 }
 
 sc_kill() {
-	say "SIGKILL the leader (bound ${FAILOVER_BOUND_MS} ms)"
+	say "SIGKILL the leader 50 ms after a job start (bound ${FAILOVER_BOUND_MS} ms)"
 	settle kill || return
 	local L=$AGREED t0 r
+	just_after_a_run
 	llt_node_crash "$L"
 	t0=$LLT_CRASH_MS
 	KILLED=$L
@@ -428,6 +454,7 @@ sc_kill() {
 	else
 		fail "kill: n$L killed, n${r##* } became leader after $ms ms > bound $FAILOVER_BOUND_MS"
 	fi
+	runs_jobs kill
 }
 
 sc_restart() {
@@ -460,10 +487,11 @@ sc_restart() {
 }
 
 sc_term() {
-	say "SIGTERM the leader: RESIGN handoff (bound ${RESIGN_BOUND_MS} ms)"
+	say "SIGTERM the leader 50 ms after a job start: RESIGN handoff (bound ${RESIGN_BOUND_MS} ms)"
 	settle term || return
 	local L=$AGREED t0 r rest
 	rest=$(without "$(alive_nodes)" "$L")
+	just_after_a_run
 	llt_stamp t0
 	kill -TERM "${LLT_DAEMON_PID[$L]}"
 	llt_poll 5000 20 llt_pid_gone "${LLT_DAEMON_PID[$L]}" || info "n$L still running 5 s after SIGTERM"
@@ -484,6 +512,7 @@ sc_term() {
 		else
 			fail "term: n$AGREED leads but logged no 'became leader' after the SIGTERM"
 		fi
+		runs_jobs term
 	fi
 	if [ "$rc" = 0 ]; then pass "term: n$L exited 0 on SIGTERM"; else fail "term: n$L exited $rc on SIGTERM (want 0)"; fi
 	node_start "$L"
