@@ -5,7 +5,7 @@
 # degrades them, and checks leadership and exactly-once job runs from the
 # nodes' own logs.
 #
-#   sudo scripts/netns-test.sh                 # full scenario suite (~2 min)
+#   sudo scripts/netns-test.sh                 # full scenario suite (~45 s)
 #   sudo scripts/netns-test.sh --quick         # start-up, kill, restart, term
 #   sudo scripts/netns-test.sh --bench --rounds 10
 #
