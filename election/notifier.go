@@ -50,8 +50,9 @@ func (n *Notifier) Status() Status {
 // transitions from the previous one. Calls are serialized: Update may be
 // called from several goroutines, and callbacks never run concurrently.
 //
-// A change of term while leading is reported as the old leadership stopping
-// and a new one starting, since the fencing token changed.
+// A change of the term this node leads under (s.Leader.Term) while leading
+// is reported as the old leadership stopping and a new one starting, since
+// the fencing token changed. A leader status must name this node as leader.
 func (n *Notifier) Update(s Status) {
 	n.dispatch.Lock()
 	defer n.dispatch.Unlock()
@@ -63,8 +64,14 @@ func (n *Notifier) Update(s Status) {
 	n.last = s
 	n.mu.Unlock()
 
+	// The leadership's term is the term this node leads under
+	// (s.Leader.Term), not s.Term: that is the highest term seen, which a
+	// leader may learn of (a rival's claim it answers) before, or without,
+	// stepping down. Using it would restart leadership under a term that
+	// belongs to another node.
 	leading := s.Role == Leader
-	if n.cancel != nil && (!leading || s.Term != n.leadTerm) {
+	term := s.Leader.Term
+	if n.cancel != nil && (!leading || term != n.leadTerm) {
 		n.stopLeading()
 	}
 	if prev.Leader.ID != s.Leader.ID || prev.Leader.Term != s.Leader.Term {
@@ -74,9 +81,9 @@ func (n *Notifier) Update(s Status) {
 	}
 	if leading && n.cancel == nil {
 		ctx, cancel := context.WithCancel(n.parent)
-		n.cancel, n.leadTerm = cancel, s.Term
+		n.cancel, n.leadTerm = cancel, term
 		if n.cb.OnStartedLeading != nil {
-			n.cb.OnStartedLeading(ctx, s.Term)
+			n.cb.OnStartedLeading(ctx, term)
 		}
 	}
 }

@@ -462,3 +462,21 @@ func TestNotifierIgnoresUpdatesAfterStop(t *testing.T) {
 	assert.Equal(t, 0, started, "no leadership may start after Stop")
 	assert.Equal(t, election.Follower, n.Status().Role)
 }
+
+// A leader that hears of a higher term (a rival's claim it answers) keeps
+// leading under its own term: the fencing token is Leader.Term, not the
+// highest term seen. Found by scripts/netns-test.sh ("no term led by two
+// nodes").
+func TestNotifierLeadsUnderItsOwnTermNotTheHighestSeen(t *testing.T) {
+	var events []string
+	n := election.NewNotifier(context.Background(), election.Callbacks{
+		OnStartedLeading: func(_ context.Context, term uint64) { events = append(events, fmt.Sprint("start ", term)) },
+		OnStoppedLeading: func() { events = append(events, "stop") },
+	}, election.Status{Node: "a"})
+	lead := election.LeaderInfo{ID: "a", Term: 5}
+	n.Update(election.Status{Node: "a", Role: election.Leader, Term: 5, Leader: lead})
+	n.Update(election.Status{Node: "a", Role: election.Leader, Term: 9, Leader: lead})
+	assert.Equal(t, []string{"start 5"}, events, "seeing term 9 neither restarts nor re-terms the leadership")
+	n.Update(election.Status{Node: "a", Role: election.Follower, Term: 9, Leader: election.LeaderInfo{ID: "b", Term: 9}})
+	assert.Equal(t, []string{"start 5", "stop"}, events)
+}
