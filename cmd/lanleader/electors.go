@@ -22,8 +22,6 @@ type elector struct {
 	election.Elector
 	// canRun is asked right before every job start.
 	canRun func() bool
-	// peerLedger returns the newest job ledger heard from a leader.
-	peerLedger func() (leader string, term uint64, payload []byte)
 	// publish sends the job ledger to the followers at once, if the mode
 	// carries one.
 	publish func()
@@ -33,8 +31,9 @@ type elector struct {
 
 // newElector builds the elector for s.Mode. Bad settings are returned as
 // configError; failing to open the socket is a runtime error. ledger is
-// what a udp leader piggybacks on its heartbeats.
-func newElector(s settings, logger *slog.Logger, m *metrics.Metrics, ledger func() []byte) (*elector, error) {
+// what a udp leader piggybacks on its heartbeats; adopt receives the ledgers
+// heard from other leaders.
+func newElector(s settings, logger *slog.Logger, m *metrics.Metrics, ledger func() []byte, adopt func([]byte)) (*elector, error) {
 	switch s.Mode {
 	case "static":
 		e, err := static.New(static.Config{NodeID: s.NodeID, Leader: s.Leader, Logger: logger})
@@ -49,7 +48,7 @@ func newElector(s settings, logger *slog.Logger, m *metrics.Metrics, ledger func
 		}
 		return &elector{Elector: e, canRun: leads(e)}, nil
 	case "udp":
-		return newUDPElector(s, logger, m, ledger)
+		return newUDPElector(s, logger, m, ledger, adopt)
 	default:
 		return nil, configError{fmt.Errorf("--mode %q: want static, env or udp", s.Mode)}
 	}
@@ -59,7 +58,7 @@ func leads(e election.Elector) func() bool {
 	return func() bool { return e.Status().IsLeader() }
 }
 
-func newUDPElector(s settings, logger *slog.Logger, m *metrics.Metrics, ledger func() []byte) (*elector, error) {
+func newUDPElector(s settings, logger *slog.Logger, m *metrics.Metrics, ledger func() []byte, adopt func([]byte)) (*elector, error) {
 	pc := protocol.DefaultLANConfig()
 	pc.NodeID = s.NodeID
 	pc.Cluster = s.Cluster
@@ -110,6 +109,7 @@ func newUDPElector(s settings, logger *slog.Logger, m *metrics.Metrics, ledger f
 		Keyring:   keyring,
 		Logger:    logger,
 		Payload:   ledger,
+		OnPayload: func(_ string, _ uint64, p []byte) { adopt(p) },
 		OnPacket:  m.PacketReceived,
 	})
 	if err != nil {
@@ -120,10 +120,9 @@ func newUDPElector(s settings, logger *slog.Logger, m *metrics.Metrics, ledger f
 		"peers", s.Peers, "cluster", s.Cluster, "priority", s.Priority, "interval", s.Interval,
 		"misses", s.Misses, "quorum", s.ClusterSize, "authenticated", keyring != nil)
 	return &elector{
-		Elector:    e,
-		canRun:     e.CanActAsLeader,
-		peerLedger: e.LeaderPayload,
-		publish:    e.Publish,
-		extra:      func() any { return newUDPView(e.Stats(), t.Stats()) },
+		Elector: e,
+		canRun:  e.CanActAsLeader,
+		publish: e.Publish,
+		extra:   func() any { return newUDPView(e.Stats(), t.Stats()) },
 	}, nil
 }

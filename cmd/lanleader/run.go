@@ -64,19 +64,25 @@ func runCmd(ctx context.Context, args []string, _, stderr io.Writer) error {
 func runDaemon(ctx context.Context, s settings, file *config.File, logger *slog.Logger) error {
 	m := metrics.New(version.String())
 	// The runner is built after the elector but used by it only once Run
-	// starts: a udp leader piggybacks the runner's ledger on heartbeats.
+	// starts: a udp leader piggybacks the runner's ledger on heartbeats, and
+	// followers adopt what they hear synchronously, before a takeover is
+	// reported, so the new leader knows what the old one started.
 	var runner *jobs.Runner
-	el, err := newElector(s, logger, m, func() []byte { return runner.Ledger() })
+	adopt := func(p []byte) {
+		if err := runner.AdoptLedger(p); err != nil {
+			logger.Warn("ignoring a leader's job ledger that does not decode", "err", err)
+		}
+	}
+	el, err := newElector(s, logger, m, func() []byte { return runner.Ledger() }, adopt)
 	if err != nil {
 		return err
 	}
 
 	runner, err = jobs.NewRunner(jobs.RunnerConfig{
-		Jobs:       file.Jobs,
-		Node:       s.NodeID,
-		Logger:     logger,
-		CanRun:     el.canRun,
-		PeerLedger: el.peerLedger,
+		Jobs:   file.Jobs,
+		Node:   s.NodeID,
+		Logger: logger,
+		CanRun: el.canRun,
 		OnLedgerChange: func() {
 			if el.publish != nil {
 				el.publish()

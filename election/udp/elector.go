@@ -28,6 +28,12 @@ type Config struct {
 	// Payload, if set, is called by the leader before each heartbeat round;
 	// its result travels in heartbeats (the job ledger).
 	Payload func() []byte
+	// OnPayload, if set, is called with every new payload heard from
+	// another node leading (the job ledger), on the run loop's goroutine
+	// and before any leadership change that packet causes is reported, so
+	// a node that takes over already holds the last leader's ledger. It
+	// must not block; p must not be kept or modified.
+	OnPayload func(leader string, term uint64, p []byte)
 	// OnPacket, if set, is told about every packet received: its message
 	// type ("unknown" if it did not decode) and what became of it ("ok" or a
 	// drop reason). Used for metrics. It must not block.
@@ -48,6 +54,12 @@ type Elector struct {
 
 	notifier *election.Notifier
 	initial  election.Status
+	// delivered is the last payload passed to OnPayload (run loop only).
+	delivered struct {
+		leader string
+		term   uint64
+		p      []byte
+	}
 	// publish asks the run loop to heartbeat the payload at once; one
 	// pending request stands for any number.
 	publish chan struct{}

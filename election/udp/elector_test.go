@@ -42,6 +42,8 @@ type node struct {
 	events  []string
 	packets map[string]int // "type/result" → count
 	leadCtx context.Context
+	// payloadAtStart is the last OnPayload seen when leadership started.
+	lastPayload, payloadAtStart string
 }
 
 func newCluster(t *testing.T, n int) *cluster {
@@ -68,6 +70,11 @@ func (c *cluster) start(i int) *node {
 		Transport: c.net.Join(nd.addr),
 		Keyring:   c.keyring,
 		Payload:   c.payload,
+		OnPayload: func(_ string, _ uint64, p []byte) {
+			nd.mu.Lock()
+			nd.lastPayload = string(p)
+			nd.mu.Unlock()
+		},
 		OnPacket: func(typ, result string) {
 			nd.mu.Lock()
 			nd.packets[typ+"/"+result]++
@@ -94,6 +101,7 @@ func (nd *node) callbacks() election.Callbacks {
 			defer nd.mu.Unlock()
 			nd.events = append(nd.events, "start")
 			nd.leadCtx = ctx
+			nd.payloadAtStart = nd.lastPayload
 		},
 		OnStoppedLeading: func() {
 			nd.mu.Lock()
@@ -293,5 +301,43 @@ func TestElectorPublishSendsPayloadAtOnce(t *testing.T) {
 		assert.Equal(t, "v2", string(got))
 		assert.Equal(t, leaders[0].id, leader)
 		assert.Equal(t, leaders[0].elector.Status().Term, term)
+	})
+}
+
+func TestElectorDeliversLeaderPayloadBeforeTakeover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		payloads := map[string]string{} // node id → its ledger
+		c := &cluster{t: t, net: memnet.New(memnet.WithSeed(3))}
+		for i := 1; i <= 3; i++ {
+			id := fmt.Sprintf("n%d", i)
+			c.payload = func() []byte {
+				mu.Lock()
+				defer mu.Unlock()
+				return []byte(payloads[id])
+			}
+			mu.Lock()
+			payloads[id] = "ledger of " + id
+			mu.Unlock()
+			c.start(i)
+		}
+		defer c.stopAll()
+		advance(3 * time.Second)
+		old := c.leaders()
+		require.Len(t, old, 1)
+		mu.Lock()
+		payloads[old[0].id] = "instant 12:00 running"
+		mu.Unlock()
+		old[0].elector.Publish()
+		synctest.Wait()
+		c.crash(old[0])
+		advance(2 * time.Second)
+
+		next := c.leaders(old[0])
+		require.Len(t, next, 1)
+		next[0].mu.Lock()
+		defer next[0].mu.Unlock()
+		assert.Equal(t, "instant 12:00 running", next[0].payloadAtStart,
+			"the new leader held the old leader's last ledger when its leadership started")
 	})
 }

@@ -1,6 +1,7 @@
 package udp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -80,8 +81,24 @@ func (e *Elector) receive(p Packet) {
 	if result == "ok" {
 		e.rememberAddr(m.From, p.From)
 	}
+	leader, term, payload := e.node.LeaderPayload()
 	e.mu.Unlock()
 	e.countPacket(m.Type.String(), result)
+	e.deliverPayload(leader, term, payload)
+}
+
+// deliverPayload passes a payload heard from another leader to OnPayload,
+// once per change.
+func (e *Elector) deliverPayload(leader string, term uint64, p []byte) {
+	d := &e.delivered
+	if e.cfg.OnPayload == nil || leader == "" || leader == e.cfg.Protocol.NodeID || len(p) == 0 {
+		return
+	}
+	if leader == d.leader && term == d.term && bytes.Equal(p, d.p) {
+		return
+	}
+	d.leader, d.term, d.p = leader, term, append(d.p[:0], p...)
+	e.cfg.OnPayload(leader, term, p)
 }
 
 // maxAddrs bounds the reply-address table. Directed replies only ever go
