@@ -832,7 +832,7 @@ else
 		echo "netns-test: building $BIN"
 		(cd "$REPO" && go build -o "$BIN" ./cmd/lanleader) || { echo "netns-test: go build ./cmd/lanleader failed" >&2; exit 1; }
 	fi
-	[ -x "$BIN" ] || { echo "netns-test: --bin $BIN is not executable" >&2; exit 2; }
+	[ -f "$BIN" ] && [ -x "$BIN" ] || { echo "netns-test: --bin $BIN is not an executable file" >&2; exit 2; }
 	write_config
 	selftest_network
 	if [ "$MODE" = bench ]; then
