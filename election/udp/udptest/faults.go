@@ -98,6 +98,9 @@ func (s *Sim) Stop(id string) {
 	}
 	s.logf("%s resign", id)
 	sn.n.Resign(s.now)
+	if sn.app != nil {
+		sn.app.resigned = true // Run reports its last status through Notifier.Stop
+	}
 	s.after(sn)
 	s.Crash(id)
 }

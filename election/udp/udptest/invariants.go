@@ -18,14 +18,20 @@ import (
 //     earlier one: terms strictly increase across leaders; and at most one
 //     running, unpaused node may act as leader (CanActAsLeader) at any
 //     instant.
+//   - What the applications are told through election.Callbacks agrees
+//     with the protocol and keeps the Callbacks ordering promises; no two
+//     nodes ever start leading the same term (callbacks.go).
 type invariants struct {
 	owner         map[uint64]string
 	maxLeaderTerm uint64
 	// dirty is set once the run stops being clean (see above).
 	dirty bool
+	// started maps a term to the node whose application was told it leads
+	// that term (OnStartedLeading), over the whole run.
+	started map[uint64]string
 }
 
-func (v *invariants) init() { v.owner = map[uint64]string{} }
+func (v *invariants) init() { v.owner, v.started = map[uint64]string{}, map[uint64]string{} }
 
 // MarkDirty records that the run is no longer clean: loss or partitions
 // can legitimately produce a leader whose term is lower than an earlier
@@ -96,6 +102,7 @@ func (s *Sim) observe(sn *simNode) {
 // crashed is called when a node goes down.
 func (v *invariants) crashed(s *Sim, sn *simNode) {
 	sn.lastRole = election.Follower
+	s.exitApp(sn)
 	s.checkKnown()
 }
 

@@ -58,6 +58,9 @@ type Options struct {
 	TraceLimit int
 	// NoCheck turns off invariant checks after every event (benchmarks).
 	NoCheck bool
+	// feed, if set, changes the status each Notifier is fed; tests use it
+	// to emulate a Notifier bug and see the callback checks catch it.
+	feed func(election.Status) election.Status
 }
 
 // simNode is one simulated process.
@@ -77,6 +80,10 @@ type simNode struct {
 	lastRole election.Role
 	lastTerm uint64
 	maxTerm  uint64
+	// app is the current process life's application (callbacks.go); nil
+	// while down. callbacks records what every life was told.
+	app       *app
+	callbacks []CallbackEvent
 }
 
 // Sim is a simulated cluster on a fake clock. It is not safe for
@@ -214,12 +221,14 @@ func (s *Sim) boot(sn *simNode) {
 	}
 	sn.n, sn.up, sn.paused, sn.buffered = n, true, false, nil
 	sn.lastRole, sn.lastTerm, sn.maxTerm = election.Follower, 0, 0
+	s.bootApp(sn)
 	s.logf("%s start inc=%d", sn.id, sn.inc)
 	s.after(sn)
 }
 
-// after collects sn's outgoing messages, reschedules its tick and checks
-// invariants.
+// after collects sn's outgoing messages, reschedules its tick, checks
+// invariants and reports the status to sn's application (as udp.Elector.Run
+// does after every Tick and Step: send, then Notifier.Update).
 func (s *Sim) after(sn *simNode) {
 	for _, e := range sn.n.Ready() {
 		s.send(sn.id, e)
@@ -234,6 +243,7 @@ func (s *Sim) after(sn *simNode) {
 		s.push(&event{at: at, kind: evTick, node: sn.id, gen: sn.gen})
 	}
 	s.observe(sn)
+	s.notify(sn)
 }
 
 // send schedules the deliveries of one envelope.
@@ -310,6 +320,7 @@ func (s *Sim) step(e *event) {
 	s.handle(e)
 	if !s.opts.NoCheck {
 		s.checkExclusion()
+		s.checkApps()
 	}
 	if s.AfterEvent != nil {
 		s.AfterEvent()
