@@ -143,10 +143,11 @@ func (c *jobCluster) exec(ctx context.Context, s proc.Spec) proc.Result {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
+	// assert, not require: this is the runner's goroutine.
 	term, err := strconv.ParseUint(env["LANLEADER_TERM"], 10, 64)
-	require.NoError(c.t, err)
+	assert.NoError(c.t, err, "LANLEADER_TERM")
 	inst, err := time.Parse(time.RFC3339, env["LANLEADER_SCHEDULED_AT"])
-	require.NoError(c.t, err)
+	assert.NoError(c.t, err, "LANLEADER_SCHEDULED_AT")
 	st := start{seq: c.seq.Add(1), node: env["LANLEADER_NODE"], term: term,
 		job: env["LANLEADER_JOB"], instant: inst, at: time.Now()}
 	c.mu.Lock()
@@ -193,7 +194,7 @@ func (c *jobCluster) start(i int) *cnode {
 	}
 	onPayload := func(leader string, term uint64, p []byte) {
 		l, err := jobs.DecodeLedger(p)
-		require.NoError(c.t, err)
+		assert.NoError(c.t, err, "%s: a leader's ledger does not decode", nd.id)
 		nd.mu.Lock()
 		nd.heard = append(nd.heard, heard{seq: c.seq.Add(1), leader: leader, term: term, ledger: l})
 		nd.mu.Unlock()
