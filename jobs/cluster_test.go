@@ -726,14 +726,14 @@ func TestClusterCheckerCatchesPollingWiring(t *testing.T) {
 
 // A leader that crashes and restarts before its followers suspect it (on a
 // lossy link they wait up to MaxMisses intervals, 2 s by default) comes
-// back with an empty ledger and leads again, under the very term it had
-// before: the followers take its heartbeats for the old leader's, so no
+// back with an empty ledger and used to lead again, under the very term it
+// had before: the followers take its heartbeats for the old leader's, so no
 // ledger moves and the runner starts cold, missing the instants since the
-// crash. docs/jobs.md "Limits" names only "every node dies" for that.
-// Skipped until the protocol or the runner closes the gap; these seeds
-// reproduce it.
+// crash. The protocol now refuses it: a follower corrects the claim with
+// the term already in use, and a candidate whose claim equals a term a
+// leader used gives it up and claims a higher one, so the followers see a
+// new leader and the ledger flows. These seeds reproduced the gap.
 func TestClusterLeaderRestartsBeforeSuspected(t *testing.T) {
-	t.Skip("known gap: a leader restarted before it is suspected resumes its term with an empty ledger (see the comment)")
 	for _, seed := range []uint64{740, 1834} {
 		fc := randomCase(seed)
 		fc.restartEarly = true

@@ -235,3 +235,39 @@ func TestClientQueriesAreAnsweredButNotRemembered(t *testing.T) {
 	assert.Equal(t, 5, answers, "every client is answered")
 	assert.Equal(t, "follower", n.successor(), "clients never displace or outrank the real follower")
 }
+
+func TestResignCarriesTheLeadersLastPayload(t *testing.T) {
+	mk := func(id string) *Node {
+		cfg := DefaultLANConfig()
+		cfg.NodeID, cfg.Cluster, cfg.Incarnation = id, "c", 1
+		cfg.Rand = rand.New(rand.NewPCG(1, uint64(len(id))))
+		n, err := NewNode(cfg, time.Unix(1000, 0))
+		require.NoError(t, err)
+		return n
+	}
+	leader, follower := mk("leader"), mk("follower")
+	now := time.Unix(1000, 0)
+	for now.Before(time.Unix(1003, 0)) && leader.Status().Role != election.Leader {
+		now = leader.NextTick()
+		leader.Tick(now)
+	}
+	require.Equal(t, election.Leader, leader.Status().Role)
+	deliver := func() {
+		for _, e := range leader.Ready() {
+			follower.Step(now, e.Msg)
+		}
+	}
+	leader.SetPayload([]byte("v1"))
+	leader.Tick(leader.NextTick())
+	deliver()
+	_, _, p := follower.LeaderPayload()
+	require.Equal(t, "v1", string(p))
+
+	// The heartbeat that would carry v2 is lost; only the RESIGN arrives.
+	leader.SetPayload([]byte("v2"))
+	leader.Resign(now)
+	deliver()
+	from, _, p := follower.LeaderPayload()
+	assert.Equal(t, "leader", from)
+	assert.Equal(t, "v2", string(p), "the successor holds the resigning leader's final payload")
+}

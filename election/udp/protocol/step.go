@@ -192,6 +192,12 @@ func (n *Node) stepResign(now time.Time, m *Message) {
 	if n.fstate == following && m.From != n.leader.ID {
 		return // someone else resigning; our leader is fine
 	}
+	if m.Leader == m.From && len(m.Payload) > 0 && m.Term >= n.lpTerm {
+		// A leader's last word: its final payload, which the successor
+		// must hold before it takes over.
+		n.lpLeader, n.lpTerm = m.From, m.Term
+		n.lpPayload = append([]byte(nil), m.Payload...)
+	}
 	switch m.Successor {
 	case n.cfg.NodeID:
 		n.campaign(now, false)
@@ -208,7 +214,11 @@ func (n *Node) stepResign(now time.Time, m *Message) {
 // gives the claim up: it would lead with a term older than one already in
 // use. It claims again, higher, after the usual wait.
 func (n *Node) stepQuery(now time.Time, m *Message) {
-	if n.role == election.Candidate && m.Term > n.claimTerm {
+	// An equal term is as bad: terms are unique per node, so a leader
+	// already used it, which can only be this node's previous incarnation
+	// (restarted before anyone suspected it): leading it again would give
+	// two incarnations one fencing token and hide the restart.
+	if n.role == election.Candidate && m.Term >= n.claimTerm {
 		n.wait(now, n.yieldWait())
 		return
 	}

@@ -114,7 +114,9 @@ func (n *Node) Resign(now time.Time) {
 	}
 	switch n.role {
 	case election.Leader:
-		n.emit("", Message{Type: Resign, Term: n.leader.Term, Leader: n.cfg.NodeID, Successor: n.successor()})
+		// The payload (job ledger) rides along: a heartbeat carrying the
+		// latest one may be lost or overtaken by this very packet.
+		n.emit("", Message{Type: Resign, Term: n.leader.Term, Leader: n.cfg.NodeID, Successor: n.successor(), Payload: n.payload})
 	case election.Candidate:
 		n.emit("", Message{Type: Resign, Term: n.claimTerm})
 	}
