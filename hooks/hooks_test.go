@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,15 +18,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/proctest"
 )
 
 // TestMain makes the test binary a child subreaper so a test can wait for
 // a killed hook's grandchild.
 func TestMain(m *testing.M) {
-	const prSetChildSubreaper = 36
-	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
-		panic("prctl: " + e.Error())
-	}
+	proctest.BecomeSubreaper()
 	goleak.VerifyTestMain(m)
 }
 
@@ -167,14 +164,8 @@ func TestHooksHungKilledFailingLogged(t *testing.T) {
 	assert.Equal(t, 1, logs.count("hooks: failed"))
 	assert.Equal(t, []string{"on_stop stopped 2 b a"}, readLines(t, out))
 
-	b, err := os.ReadFile(pidFile)
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
-	var ws syscall.WaitStatus
-	_, err = syscall.Wait4(pid, &ws, 0, nil)
-	require.NoError(t, err, "the hook's grandchild has exited")
-	assert.True(t, ws.Signaled())
+	ws := proctest.WaitGone(t, proctest.ReadPID(t, pidFile))
+	assert.True(t, ws.Signaled(), "the hook's grandchild was killed: %v", ws)
 }
 
 // Stop gives up when its context ends: the running hook is killed, queued

@@ -5,16 +5,13 @@ package jobs
 import (
 	"context"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/lanleader/lanleader/internal/proctest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -23,10 +20,7 @@ import (
 // TestMain makes the test binary a child subreaper, so a job's grandchild
 // that loses its parent is reparented here and a test can wait for it.
 func TestMain(m *testing.M) {
-	const prSetChildSubreaper = 36
-	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
-		panic("prctl: " + e.Error())
-	}
+	proctest.BecomeSubreaper()
 	goleak.VerifyTestMain(m)
 }
 
@@ -95,19 +89,14 @@ func TestRunnerLeadershipLossKillsProcessGroup(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("job did not start")
 	}
-	b, err := os.ReadFile(pidFile)
-	require.NoError(t, err)
-	grandchild, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
+	grandchild := proctest.ReadPID(t, pidFile)
 
 	el.follow("n2", 2)
 	waitCtx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer wcancel()
 	require.NoError(t, r.Wait(waitCtx))
 
-	var ws syscall.WaitStatus
-	_, err = syscall.Wait4(grandchild, &ws, 0, nil) // reaps it: it has exited
-	require.NoError(t, err)
+	ws := proctest.WaitGone(t, grandchild)
 	assert.True(t, ws.Signaled(), "grandchild killed, not exited: %v", ws)
 	st := r.Snapshot()[0]
 	require.NotNil(t, st.LastRun)

@@ -4,15 +4,13 @@ package proc
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/internal/proctest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -21,10 +19,7 @@ import (
 // TestMain makes the test binary a child subreaper, so grandchildren that
 // lose their parent are reparented here and a test can wait for them.
 func TestMain(m *testing.M) {
-	const prSetChildSubreaper = 36
-	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
-		panic("prctl: " + e.Error())
-	}
+	proctest.BecomeSubreaper()
 	goleak.VerifyTestMain(m)
 }
 
@@ -93,33 +88,6 @@ func TestRunStartError(t *testing.T) {
 	require.Error(t, res.Err)
 }
 
-// waitGone blocks until pid (a grandchild reparented to this subreaper) has
-// exited, failing the test if that takes unreasonably long.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() {
-		var ws syscall.WaitStatus
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		require.NoError(t, err, "wait for grandchild %d", pid)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("grandchild %d still running", pid)
-	}
-}
-
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
-	return pid
-}
-
 // startedLine returns an OnLine func that closes ch on the first "started".
 func startedLine(ch chan struct{}) func(Stream, string, bool) {
 	var once sync.Once
@@ -155,14 +123,14 @@ func TestRunStopKillsGroup(t *testing.T) {
 				})
 			}()
 			<-started
-			grandchild := readPid(t, pidFile)
+			grandchild := proctest.ReadPID(t, pidFile)
 			cancel()
 			res := <-resc
 			assert.True(t, res.Stopped)
 			assert.Equal(t, tt.wantKilled, res.Killed)
 			assert.False(t, res.OK())
 			assert.NotZero(t, res.Signal, "main process ended by a signal: %s", res)
-			waitGone(t, grandchild)
+			proctest.WaitGone(t, grandchild)
 		})
 	}
 }
@@ -172,5 +140,5 @@ func TestRunExitKillsLeftovers(t *testing.T) {
 	res := Run(context.Background(), Spec{Argv: sh("sleep 300 & echo $! > " + pidFile)})
 	require.NoError(t, res.Err)
 	assert.Equal(t, 0, res.ExitCode)
-	waitGone(t, readPid(t, pidFile))
+	proctest.WaitGone(t, proctest.ReadPID(t, pidFile))
 }
