@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"testing"
 	"testing/synctest"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/election/electiontest"
 	"github.com/lanleader/lanleader/election/env"
 )
 
@@ -106,26 +106,6 @@ func TestDefaultLookupEnv(t *testing.T) {
 	assert.Contains(t, err.Error(), `LANLEADER_TEST_CUSTOM="bogus"`)
 }
 
-type recorder struct {
-	events []string
-	ctx    context.Context
-}
-
-func (r *recorder) callbacks() election.Callbacks {
-	return election.Callbacks{
-		OnStartedLeading: func(ctx context.Context, term uint64) {
-			r.ctx = ctx
-			r.events = append(r.events, fmt.Sprintf("start:%d", term))
-		},
-		OnStoppedLeading: func() {
-			r.events = append(r.events, fmt.Sprintf("stop(ctx cancelled=%t)", r.ctx.Err() != nil))
-		},
-		OnNewLeader: func(l election.LeaderInfo) {
-			r.events = append(r.events, fmt.Sprintf("new:%s/%d", l.ID, l.Term))
-		},
-	}
-}
-
 func TestRun(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -170,13 +150,13 @@ func TestRun(t *testing.T) {
 				assert.Equal(t, election.Status{Node: "app-1", Role: election.Follower}, e.Status())
 				assert.False(t, e.Joined(), "joined before Run")
 
-				rec := &recorder{}
+				rec := &electiontest.Recorder{}
 				ctx, cancel := context.WithCancel(context.Background())
 				done := make(chan error, 1)
-				go func() { done <- e.Run(ctx, rec.callbacks()) }()
+				go func() { done <- e.Run(ctx, rec.Callbacks()) }()
 				synctest.Wait()
 
-				assert.Equal(t, tt.runEvents, rec.events)
+				assert.Equal(t, tt.runEvents, rec.Events)
 				assert.Equal(t, tt.whileRun, noSince(e.Status()))
 				assert.True(t, e.Joined())
 				assert.Contains(t, logs.String(), tt.logged)
@@ -185,14 +165,14 @@ func TestRun(t *testing.T) {
 					t.Fatalf("Run returned %v before ctx was done", err)
 				default:
 				}
-				rec.events = nil
+				rec.Events = nil
 
 				cancel()
 				require.NoError(t, <-done)
-				assert.Equal(t, tt.finalEvents, rec.events)
+				assert.Equal(t, tt.finalEvents, rec.Events)
 				assert.Equal(t, tt.final, noSince(e.Status()))
-				if rec.ctx != nil {
-					assert.Error(t, rec.ctx.Err())
+				if rec.Ctx != nil {
+					assert.Error(t, rec.Ctx.Err())
 				}
 			})
 		})

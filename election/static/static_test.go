@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/election/electiontest"
 	"github.com/lanleader/lanleader/election/static"
 )
 
@@ -213,28 +214,6 @@ func TestLogsWhy(t *testing.T) {
 	}
 }
 
-// event log of callbacks, with whether the leadership ctx was cancelled
-// when OnStoppedLeading ran.
-type recorder struct {
-	events []string
-	ctx    context.Context
-}
-
-func (r *recorder) callbacks() election.Callbacks {
-	return election.Callbacks{
-		OnStartedLeading: func(ctx context.Context, term uint64) {
-			r.ctx = ctx
-			r.events = append(r.events, fmt.Sprintf("start:%d", term))
-		},
-		OnStoppedLeading: func() {
-			r.events = append(r.events, fmt.Sprintf("stop(ctx cancelled=%t)", r.ctx.Err() != nil))
-		},
-		OnNewLeader: func(l election.LeaderInfo) {
-			r.events = append(r.events, fmt.Sprintf("new:%s/%d", l.ID, l.Term))
-		},
-	}
-}
-
 func TestRun(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -275,13 +254,13 @@ func TestRun(t *testing.T) {
 					"before Run: a follower that knows no leader")
 				assert.False(t, e.Joined())
 
-				rec := &recorder{}
+				rec := &electiontest.Recorder{}
 				ctx, cancel := context.WithCancel(context.Background())
 				done := make(chan error, 1)
-				go func() { done <- e.Run(ctx, rec.callbacks()) }()
+				go func() { done <- e.Run(ctx, rec.Callbacks()) }()
 				synctest.Wait()
 
-				assert.Equal(t, tt.runEvents, rec.events)
+				assert.Equal(t, tt.runEvents, rec.Events)
 				assert.Equal(t, tt.whileRun, noSince(e.Status()))
 				assert.False(t, e.Status().Since.IsZero(), "Since set once the role is known")
 				assert.True(t, e.Joined())
@@ -290,14 +269,14 @@ func TestRun(t *testing.T) {
 					t.Fatalf("Run returned %v before ctx was done", err)
 				default:
 				}
-				rec.events = nil
+				rec.Events = nil
 
 				cancel()
 				require.NoError(t, <-done)
-				assert.Equal(t, tt.finalEvents, rec.events)
+				assert.Equal(t, tt.finalEvents, rec.Events)
 				assert.Equal(t, tt.final, noSince(e.Status()))
-				if rec.ctx != nil {
-					assert.Error(t, rec.ctx.Err(), "leadership ctx live after Run returned")
+				if rec.Ctx != nil {
+					assert.Error(t, rec.Ctx.Err(), "leadership ctx live after Run returned")
 				}
 			})
 		})
