@@ -23,8 +23,9 @@ func Example() {
 	}
 	var elector election.Elector // static, env or udp; for udp also set
 	// RunnerConfig.CanRun = udpElector.CanActAsLeader,
-	// RunnerConfig.PeerLedger = udpElector.LeaderPayload and
-	// udp.Config.Payload = runner.Ledger.
+	// RunnerConfig.OnLedgerChange = udpElector.Publish,
+	// udp.Config.Payload = runner.Ledger and
+	// udp.Config.OnPayload = runner.AdoptLedger (see docs/jobs.md).
 	if elector == nil {
 		return
 	}

@@ -49,13 +49,16 @@ type RunnerConfig struct {
 	// with that leader's id and term: the UDP elector's LeaderPayload. Run
 	// polls it while this node follows and adopts ledgers from other nodes
 	// (its own is ignored), so a takeover knows what the last leader did.
-	// Electors that push instead call AdoptLedger and leave this nil.
+	// Electors that push instead call AdoptLedger and leave this nil; the
+	// UDP elector pushes (udp.Config.OnPayload), and should be wired that
+	// way: a ledger heard between the last poll and a takeover is missed.
 	PeerLedger func() (leader string, term uint64, payload []byte)
 }
 
-// PeerLedgerPoll is how often Run polls RunnerConfig.PeerLedger. A new
-// leader is elected several heartbeat intervals after the last heartbeat it
-// heard, so polling this often always sees that last ledger.
+// PeerLedgerPoll is how often Run polls RunnerConfig.PeerLedger. A crash
+// takeover comes several heartbeat intervals after the last heartbeat, so a
+// poll usually sees that last ledger; a graceful handover comes within a
+// claim window and a poll can miss it, hence the push (AdoptLedger).
 const PeerLedgerPoll = 100 * time.Millisecond
 
 // Runner runs jobs while this node leads. Create it with NewRunner, pass
