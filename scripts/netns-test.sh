@@ -39,9 +39,10 @@ options:
   --nodes N            nodes (default 5; 3 with --bench)
   --bin PATH           use this lanleader binary instead of building one
   --quick              only start-up, kill, restart and term
-  --scenarios LIST     comma-separated subset, run in the order given, of:
-                       startup,kill,restart,term,pause,partition,oneway,loss
-                       (env NETNS_SCENARIOS; startup always runs first)
+  --scenarios LIST     comma-separated scenarios, run in the order given
+                       (env NETNS_SCENARIOS; startup always runs first);
+                       --list prints every scenario and the default suite
+  --list               list the scenarios and exit
   --interval D         heartbeat interval for the suite (default 200ms)
   --misses M           missed heartbeats before suspicion (default 3)
   --loss-seconds S     duration of the 10 % loss scenario (default 20)
@@ -81,13 +82,15 @@ MAX_SECONDS=900
 INTERVAL=200ms
 MISSES=3
 LOSS_SECONDS=20
-SCENARIOS=${NETNS_SCENARIOS:-startup,kill,restart,term,pause,partition,oneway,loss}
+SCENARIOS_DEFAULT=startup,kill,restart,term,pause,partition,oneway,loss
+SCENARIOS=${NETNS_SCENARIOS:-}
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--nodes) NODES=$2; shift 2 ;;
 	--bin) BIN=$2; shift 2 ;;
 	--quick) SCENARIOS=startup,kill,restart,term; shift ;;
+	--list) MODE=list; shift ;;
 	--scenarios) SCENARIOS=$2; shift 2 ;;
 	--interval) INTERVAL=$2; shift 2 ;;
 	--misses) MISSES=$2; shift 2 ;;
@@ -128,8 +131,8 @@ say() { echo "== $*"; }
 
 # --- set-up and teardown ----------------------------------------------------
 
-[ "$(id -u)" -eq 0 ] || { echo "netns-test: must run as root (network namespaces)" >&2; exit 2; }
-for tool in ip nft python3; do
+[ "$MODE" = list ] || [ "$(id -u)" -eq 0 ] || { echo "netns-test: must run as root (network namespaces)" >&2; exit 2; }
+[ "$MODE" = list ] || for tool in ip nft python3; do
 	command -v "$tool" >/dev/null || { echo "netns-test: '$tool' not found (apt-get install -y iproute2 nftables python3)" >&2; exit 2; }
 done
 
@@ -244,6 +247,8 @@ selftest_network() {
 
 HTTP_PORT=7484
 UDP_PORT=7483
+NODE_ARGS=()
+declare -A NODE_ARGS_ONE=()
 CLUSTER="llt$$"
 
 # write_config [SCHEDULE]: the suite's job runs every second on the leader;
@@ -267,10 +272,14 @@ node_start() {
 	# setsid keeps a Ctrl-C on the terminal from reaching the daemons: the
 	# trap stops them. Background children are not group leaders, so
 	# setsid execs in place and $! is the daemon's PID.
-	setsid ip netns exec "$ns" "$BIN" run --mode=udp --config "$WORK/config.yaml" \
+	# NODE_ARGS (every node) and NODE_ARGS_ONE[i] (node i, word-split) let a
+	# scenario start a differently configured cluster; scenarios reset them.
+	# shellcheck disable=SC2086
+	setsid ip netns exec "$ns" "$BIN" run --mode=udp --config "${CONFIG_FILE:-$WORK/config.yaml}" \
 		--node-id "n$i" --bind "$(llt_ip "$i")" --port "$UDP_PORT" --cluster "$CLUSTER" \
 		--interval "$INTERVAL" --misses "$MISSES" --http "127.0.0.1:$HTTP_PORT" \
-		--log-format=json >>"$WORK/n$i.out" 2>>"$WORK/n$i.log" </dev/null &
+		--log-format=json "${NODE_ARGS[@]}" ${NODE_ARGS_ONE[$i]:-} \
+		>>"$WORK/n$i.out" 2>>"$WORK/n$i.log" </dev/null &
 	LLT_DAEMON_PID[$i]=$!
 }
 
@@ -810,6 +819,29 @@ run_bench() {
 	if [ "$BENCH_ERRORS" = 0 ]; then pass "bench: all rounds measured"; else fail "bench: $BENCH_ERRORS rounds failed"; fi
 }
 
+# --- more scenarios ---------------------------------------------------------------
+
+# Every scripts/netns/*.sh defines one or more sc_NAME functions and calls
+# register_scenario NAME [default] for each; "default" adds it to the suite
+# run without --scenarios (after the built-in ones, in file-name order).
+register_scenario() {
+	ALL_SCENARIOS+=("$1")
+	[ "${2:-}" = default ] && SCENARIOS_DEFAULT+=",$1"
+	return 0
+}
+ALL_SCENARIOS=(startup kill restart term pause partition oneway loss)
+for f in "$HERE"/netns/*.sh; do
+	[ -e "$f" ] || continue
+	# shellcheck disable=SC1090
+	source "$f"
+done
+SCENARIOS=${SCENARIOS:-$SCENARIOS_DEFAULT}
+if [ "$MODE" = list ]; then
+	echo "scenarios: ${ALL_SCENARIOS[*]}"
+	echo "default suite: $SCENARIOS_DEFAULT"
+	exit 0
+fi
+
 # --- main -----------------------------------------------------------------------
 
 INTERVAL_MS=$(dur_ms "$INTERVAL") || exit 2
@@ -841,10 +873,7 @@ else
 		KILLED=""
 		IFS=, read -r -a wanted <<<"$SCENARIOS"
 		for s in "${wanted[@]}"; do
-			case $s in
-			startup | loss | kill | restart | term | pause | partition | oneway) ;;
-			*) echo "netns-test: unknown scenario '$s'" >&2; exit 2 ;;
-			esac
+			declare -F "sc_$s" >/dev/null || { echo "netns-test: unknown scenario '$s' (try --list)" >&2; exit 2; }
 		done
 		# start-up always runs: every other scenario needs the cluster.
 		if sc_startup; then
