@@ -243,7 +243,7 @@ func TestElectorCountsAndDropsBadPackets(t *testing.T) {
 		attacker := c.net.Join(netip.MustParseAddrPort("198.18.0.99:7483"))
 		defer attacker.Close()
 		forged := protocol.Message{Type: protocol.Heartbeat, Cluster: "test", From: "evil",
-			Incarnation: 1, Seq: 1, Term: ^uint64(0), Leader: "evil"}
+			Incarnation: 1, Seq: 1, Beat: 1, Term: ^uint64(0), Leader: "evil"}
 		unsigned, err := wire.Encode(forged, nil)
 		require.NoError(t, err)
 		otherKey, err := wire.NewKeyring(append(make([]byte, wire.MinKeyLen-1), 1))

@@ -142,7 +142,7 @@ func TestLoopbackDropsAndCountsBadPackets(t *testing.T) {
 
 	forgedTerm := protocol.MakeTerm(1<<20, 255, protocol.NodeTag("evil"))
 	forged := protocol.Message{Type: protocol.Heartbeat, Cluster: loopCluster, From: "evil", Leader: "evil",
-		Incarnation: 1, Seq: 1, Term: forgedTerm, Priority: 255}
+		Incarnation: 1, Seq: 1, Beat: 1, Term: forgedTerm, Priority: 255}
 	encode := func(m protocol.Message, k *wire.Keyring) []byte {
 		b, err := wire.Encode(m, k)
 		require.NoError(t, err)

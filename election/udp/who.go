@@ -35,6 +35,7 @@ func Query(ctx context.Context, t Transport, cluster string, keyring *wire.Keyri
 		Incarnation: protocol.NewIncarnation(time.Now().UnixMilli(), uint16(r.Uint32())),
 		Seq:         1,
 		Flags:       protocol.FlagClient,
+		Nonce:       r.Uint64() | 1, // never zero: zero means "no nonce"
 	}
 	b, err := wire.Encode(q, keyring)
 	if err != nil {
@@ -55,8 +56,8 @@ func Query(ctx context.Context, t Transport, cluster string, keyring *wire.Keyri
 				return answers, nil
 			}
 			m, err := wire.Decode(p.Data, keyring)
-			if err != nil || m.Type != protocol.Answer || m.Cluster != cluster {
-				continue
+			if err != nil || m.Type != protocol.Answer || m.Cluster != cluster || m.Nonce != q.Nonce {
+				continue // not an answer to this query (a replayed or stray one)
 			}
 			key := fmt.Sprintf("%s/%d", m.From, m.Term)
 			if seen[key] {

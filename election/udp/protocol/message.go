@@ -66,9 +66,20 @@ type Message struct {
 	Term uint64
 	// Priority is the sender's priority; higher wins ties on term.
 	Priority uint8
-	// Flags carries per-type bits; undefined bits must be zero when sent
-	// and ignored when received.
+	// Flags carries per-type bits (and FlagIsolated on any type); undefined
+	// bits must be zero when sent and ignored when received.
 	Flags uint8
+	// Beat numbers a leader's heartbeats: it grows by one with every
+	// Heartbeat one incarnation sends and is zero in other types. The
+	// failure detector counts gaps in Beat, not in Seq, so messages a leader
+	// sends to one node (an Answer) are not mistaken for lost heartbeats.
+	Beat uint64
+	// Nonce is chosen at random by a client Query and echoed by the Answer,
+	// so a client accepts only answers to its own question. Zero elsewhere.
+	Nonce uint64
+	// Heard is the sender's evidence that it hears the cluster: the newest
+	// leader heartbeat it accepted from another node. Zero if none.
+	Heard Evidence
 	// Leader is the leader the message speaks of (see each Type).
 	Leader string
 	// Successor is the node a resigning leader hands over to (Resign only).
@@ -80,4 +91,15 @@ type Message struct {
 	// Addr is the sender's network address as seen by the receiver. It is
 	// set by the transport on receipt and is not encoded.
 	Addr string
+}
+
+// Evidence names one leader heartbeat by the leader's term and the
+// heartbeat's Beat. A node that carries fresh evidence of a leader's
+// heartbeats shows it hears that leader (see docs/protocol.md, "Two-way
+// evidence").
+type Evidence struct {
+	// Term is the term of the leader heard; zero means nothing heard.
+	Term uint64
+	// Beat is the Beat of the newest heartbeat heard from that leader.
+	Beat uint64
 }

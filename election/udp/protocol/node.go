@@ -48,6 +48,11 @@ type Node struct {
 	scheduled time.Time
 
 	seq uint64
+	// beats counts the heartbeats this incarnation sent (Message.Beat).
+	beats uint64
+	// heard is the newest leader heartbeat accepted from another node: the
+	// evidence this node carries in everything it sends.
+	heard Evidence
 	// round is the highest election round seen in any term.
 	round uint64
 	// maxTerm is the highest term seen in any message (reported in Status).
@@ -244,6 +249,7 @@ func (n *Node) emit(to string, m Message) {
 	m.Incarnation = n.cfg.Incarnation
 	m.Seq = n.seq
 	m.Priority = n.cfg.Priority
+	m.Heard = n.heard
 	if m.Term == 0 {
 		m.Term = n.maxTerm
 	}

@@ -69,6 +69,9 @@ func (n *Node) check(m *Message) DropReason {
 		if m.Leader != m.From || TermRound(m.Term) == 0 {
 			return DropMalformed
 		}
+		if m.Type == Heartbeat && m.Beat == 0 {
+			return DropMalformed
+		}
 	case Claim, Resign:
 		if TermRound(m.Term) == 0 {
 			return DropMalformed
@@ -89,6 +92,9 @@ func (n *Node) check(m *Message) DropReason {
 
 // stepLeaderMsg handles a Heartbeat or Answer: m.From says it leads m.Term.
 func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
+	if m.Type == Heartbeat {
+		n.heard = Evidence{Term: m.Term, Beat: m.Beat}
+	}
 	stale := m.Term < n.maxLeaderTerm
 	if m.Term > n.maxLeaderTerm {
 		n.maxLeaderTerm = m.Term
@@ -225,7 +231,7 @@ func (n *Node) stepQuery(now time.Time, m *Message) {
 	if n.role != election.Leader {
 		return
 	}
-	n.emit(m.From, Message{Type: Answer, Term: n.leader.Term, Leader: n.cfg.NodeID, Payload: n.payload})
+	n.emit(m.From, Message{Type: Answer, Term: n.leader.Term, Leader: n.cfg.NodeID, Nonce: m.Nonce, Payload: n.payload})
 }
 
 // correct tells a stale claimant the newest leader term we know, with a

@@ -17,7 +17,7 @@ func newTestNode(t *testing.T) *Node {
 }
 
 func beat(from string, inc, seq uint64, round uint64) Message {
-	return Message{Type: Heartbeat, Cluster: "test", From: from, Leader: from, Incarnation: inc, Seq: seq,
+	return Message{Type: Heartbeat, Cluster: "test", From: from, Leader: from, Incarnation: inc, Seq: seq, Beat: seq,
 		Term: MakeTerm(round, 100, NodeTag(from)), Priority: 100}
 }
 

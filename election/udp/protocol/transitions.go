@@ -23,7 +23,11 @@ func (n *Node) follow(now time.Time, m *Message) {
 	if !sameLeader {
 		n.det.Reset(now)
 	}
-	n.det.Observe(now, m.Seq)
+	if m.Type == Heartbeat {
+		// Only heartbeats feed the detector: an Answer is sent to one
+		// node, so its absence elsewhere is not loss.
+		n.det.Observe(now, m.Beat)
+	}
 	n.lpLeader, n.lpTerm = m.From, m.Term
 	n.lpPayload = append([]byte(nil), m.Payload...)
 	n.listenUntil = time.Time{}
@@ -137,7 +141,8 @@ func (n *Node) lead(now time.Time) {
 // beat broadcasts a heartbeat carrying the payload.
 func (n *Node) beat(now time.Time) {
 	n.lastBeat = now
-	n.emit("", Message{Type: Heartbeat, Term: n.leader.Term, Leader: n.cfg.NodeID, Payload: n.payload})
+	n.beats++
+	n.emit("", Message{Type: Heartbeat, Term: n.leader.Term, Leader: n.cfg.NodeID, Beat: n.beats, Payload: n.payload})
 	if n.quorum() {
 		n.recordSent(now)
 	}

@@ -169,7 +169,7 @@ func TestResignNamesBestPeerWhoClaimsAtOnce(t *testing.T) {
 	}{{"p2", true}, {"p3", false}} {
 		f, err := NewNode(testConfig(tc.id, 100, 9), now)
 		require.NoError(t, err)
-		hb := Message{Type: Heartbeat, Cluster: "test", From: "l", Leader: "l", Incarnation: l.cfg.Incarnation, Seq: 1, Term: l.Status().Leader.Term, Priority: 100}
+		hb := Message{Type: Heartbeat, Cluster: "test", From: "l", Leader: "l", Incarnation: l.cfg.Incarnation, Seq: 1, Beat: 1, Term: l.Status().Leader.Term, Priority: 100}
 		f.Step(now, hb)
 		f.Ready()
 		f.Step(now, out[0].Msg)

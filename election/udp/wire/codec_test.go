@@ -22,6 +22,9 @@ func fullMessage() protocol.Message {
 		Term:        7,
 		Priority:    200,
 		Flags:       0x81,
+		Beat:        9,
+		Nonce:       0xfeedface,
+		Heard:       protocol.Evidence{Term: 5, Beat: 3},
 		Leader:      "nas-1",
 		Successor:   "mini-2",
 		Payload:     []byte("ledger"),
@@ -33,6 +36,7 @@ func maxMessage() protocol.Message {
 	return protocol.Message{
 		Type: protocol.Heartbeat, Cluster: id, From: id, Leader: id, Successor: id,
 		Incarnation: ^uint64(0), Seq: ^uint64(0), Term: ^uint64(0), Priority: 255, Flags: 255,
+		Beat: ^uint64(0), Nonce: ^uint64(0), Heard: protocol.Evidence{Term: ^uint64(0), Beat: ^uint64(0)},
 		Payload: bytes.Repeat([]byte{0xAB}, MaxPayload),
 	}
 }
@@ -92,7 +96,7 @@ func TestLayout(t *testing.T) {
 	b, err := Encode(fullMessage(), nil)
 	require.NoError(t, err)
 	want := []byte("LNLD")
-	want = append(want, 1, byte(protocol.Resign), AuthNone)
+	want = append(want, 2, byte(protocol.Resign), AuthNone)
 	want = append(want, 11)
 	want = append(want, "backup-rack"...)
 	want = append(want, 5)
@@ -101,6 +105,10 @@ func TestLayout(t *testing.T) {
 	want = binary.BigEndian.AppendUint64(want, 42)
 	want = binary.BigEndian.AppendUint64(want, 7)
 	want = append(want, 200, 0x81)
+	want = binary.BigEndian.AppendUint64(want, 9)
+	want = binary.BigEndian.AppendUint64(want, 0xfeedface)
+	want = binary.BigEndian.AppendUint64(want, 5)
+	want = binary.BigEndian.AppendUint64(want, 3)
 	want = append(want, 5)
 	want = append(want, "nas-1"...)
 	want = append(want, 6)
@@ -181,7 +189,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"empty", nil, nil, ReasonBadMagic},
 		{"not lanleader", []byte("GET / HTTP/1.1\r\n\r\n"), nil, ReasonBadMagic},
 		{"magic only", []byte("LNLD"), nil, ReasonMalformed},
-		{"future version", edit(unsigned, func(b []byte) []byte { b[4] = 2; return b }), nil, ReasonBadVersion},
+		{"future version", edit(unsigned, func(b []byte) []byte { b[4] = 3; return b }), nil, ReasonBadVersion},
 		{"unknown type", edit(unsigned, func(b []byte) []byte { b[5] = 99; return b }), nil, ReasonUnknownType},
 		{"type zero", edit(unsigned, func(b []byte) []byte { b[5] = 0; return b }), nil, ReasonUnknownType},
 		{"unknown auth scheme", edit(unsigned, func(b []byte) []byte { b[6] = 7; return b }), nil, ReasonMalformed},
@@ -196,7 +204,7 @@ func TestDecodeRejects(t *testing.T) {
 			return b
 		}), nil, ReasonMalformed},
 		{"empty node id", func() []byte {
-			b := []byte("LNLD\x01\x01\x00\x00\x00")
+			b := []byte("LNLD\x02\x01\x00\x00\x00")
 			b = append(b, make([]byte, numbersSize+4)...)
 			return b
 		}(), nil, ReasonMalformed},

@@ -72,6 +72,10 @@ func decodeBody(m *protocol.Message, b []byte) error {
 	m.Term = r.u64()
 	m.Priority = r.u8()
 	m.Flags = r.u8()
+	m.Beat = r.u64()
+	m.Nonce = r.u64()
+	m.Heard.Term = r.u64()
+	m.Heard.Beat = r.u64()
 	leader := r.str()
 	successor := r.str()
 	payload := r.bytes(int(r.u16()), MaxPayload)
@@ -167,4 +171,12 @@ func (r *reader) bytes(n, max int) []byte {
 // str returns the next length-prefixed string's bytes (aliasing b).
 func (r *reader) str() []byte {
 	return r.bytes(int(r.u8()), MaxIDLen)
+}
+
+// Signed reports whether b looks like a lanleader packet that carries a MAC
+// (its auth byte is AuthHMACSHA256), without checking anything else. A node
+// without a keyring uses it to notice that its peers sign: the two sides
+// are configured differently.
+func Signed(b []byte) bool {
+	return len(b) > offAuth && [4]byte(b[:4]) == Magic && b[offAuth] == AuthHMACSHA256
 }

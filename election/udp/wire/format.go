@@ -9,7 +9,7 @@ var Magic = [4]byte{'L', 'N', 'L', 'D'}
 // Version is the wire format version this package writes and reads. A change
 // of layout gets a new version; new message types do not (type values are
 // append-only, see protocol.Type).
-const Version = 1
+const Version = 2
 
 // Auth schemes, the header byte that says whether a trailer follows. Only
 // append to this list.
@@ -33,15 +33,16 @@ const (
 	// MACSize is the length of the HMAC-SHA256 trailer.
 	MACSize = 32
 	// MaxPacketSize is the largest packet Encode produces and Decode
-	// accepts (1351 bytes).
+	// accepts (1383 bytes).
 	MaxPacketSize = headerSize + 4*(1+MaxIDLen) + numbersSize + 2 + MaxPayload + MACSize
 )
 
 const (
 	// headerSize: magic (4), version, type, auth.
 	headerSize = len(Magic) + 3
-	// numbersSize: incarnation, seq, term (8 each), priority, flags.
-	numbersSize = 3*8 + 2
+	// numbersSize: incarnation, seq, term (8 each), priority, flags, beat,
+	// nonce, heard term, heard beat (8 each).
+	numbersSize = 3*8 + 2 + 4*8
 	// minPacketSize is the smallest well-formed unsigned packet: empty
 	// cluster, a one-byte node id, empty leader, successor and payload.
 	minPacketSize = headerSize + 1 + 1 + 1 + numbersSize + 1 + 1 + 2
