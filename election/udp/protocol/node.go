@@ -199,7 +199,7 @@ func (n *Node) Status() election.Status {
 
 // SetPayload sets the application state a leader piggybacks on its
 // heartbeats and answers (the job ledger). p is copied. It must fit the
-// wire codec's payload limit (1024 bytes in wire version 1), or the
+// wire codec's payload limit (1024 bytes in wire version 2), or the
 // transport cannot encode the heartbeats.
 func (n *Node) SetPayload(p []byte) {
 	n.payload = append([]byte(nil), p...)
