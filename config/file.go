@@ -5,6 +5,8 @@ import (
 	"os"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/lanleader/lanleader/hooks"
 	"github.com/lanleader/lanleader/jobs"
 )
@@ -19,6 +21,11 @@ type File struct {
 	Jobs []jobs.Spec
 	// Hooks are the notify hooks; zero Commands are not set.
 	Hooks hooks.Config
+
+	// ElectionExtra holds the values of the keys under election: that
+	// Options.ElectionKeys allowed, undecoded: the mode that claimed a key
+	// decodes it (DecodeElection).
+	ElectionExtra map[string]*yaml.Node
 
 	// lines maps key paths ("election.priority", "jobs[1].schedule") to
 	// the line of their value.
@@ -51,11 +58,28 @@ type Election struct {
 // line, the key and the reason; several problems are reported together,
 // one per line.
 func Load(path string) (*File, error) {
+	return LoadWith(path, Options{})
+}
+
+// Options extend what a config file may contain.
+type Options struct {
+	// ElectionKeys are further keys allowed under election:, for election
+	// modes built outside this module. Their values are kept undecoded in
+	// File.ElectionExtra.
+	ElectionKeys []string
+}
+
+// LoadWith is Load with further keys allowed (see Options).
+func LoadWith(path string, o Options) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err // *fs.PathError: "open PATH: reason"
 	}
-	return Parse(path, data)
+	return ParseWith(path, data, o)
+}
+
+func newFile(name string) *File {
+	return &File{Path: name, lines: map[string]int{}, ElectionExtra: map[string]*yaml.Node{}}
 }
 
 // Where returns "file:line" for the value of key (a path such as

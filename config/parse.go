@@ -20,11 +20,16 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // Parse decodes data as a config file named name (used in errors only).
 func Parse(name string, data []byte) (*File, error) {
+	return ParseWith(name, data, Options{})
+}
+
+// ParseWith is Parse with further keys allowed (see Options).
+func ParseWith(name string, data []byte, o Options) (*File, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return &File{Path: name, lines: map[string]int{}}, nil // empty file
+			return newFile(name), nil // empty file
 		}
 		return nil, syntaxError(name, err)
 	}
@@ -35,7 +40,7 @@ func Parse(name string, data []byte) (*File, error) {
 		}
 		return nil, fmt.Errorf("%s:%d: only one YAML document is allowed", name, extra.Line)
 	}
-	d := &decoder{name: name, f: &File{Path: name, lines: map[string]int{}}}
+	d := &decoder{name: name, f: newFile(name), opts: o}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
@@ -65,6 +70,7 @@ func syntaxError(name string, err error) error {
 // decoder walks the node tree, collecting every problem with its line.
 type decoder struct {
 	name string
+	opts Options
 	f    *File
 	errs []error
 }

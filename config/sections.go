@@ -41,7 +41,8 @@ func (d *decoder) election(n *yaml.Node) {
 		return
 	}
 	e := &d.f.Election
-	d.mapping(n, "election", electionKeys, func(key string, v *yaml.Node) {
+	known := append(append([]string{}, electionKeys...), d.opts.ElectionKeys...)
+	d.mapping(n, "election", known, func(key string, v *yaml.Node) {
 		p := "election." + key
 		switch key {
 		case "mode":
@@ -85,6 +86,8 @@ func (d *decoder) election(n *yaml.Node) {
 			if s, ok := d.str(v, p); ok {
 				e.HTTP = &s
 			}
+		default:
+			d.f.ElectionExtra[key] = v
 		}
 	})
 }

@@ -1,10 +1,12 @@
-package main
+package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 	"os"
 	"strings"
 	"syscall"
@@ -49,44 +51,47 @@ func (o demoOptions) validate() error {
 	return nil
 }
 
-func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func newDemoCmd() *cobra.Command {
 	o := demoOptions{nodes: 3, killEvery: 5 * time.Second, duration: 20 * time.Second,
 		interval: 200 * time.Millisecond, basePort: 17483}
-	fs := newFlagSet("demo", stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: lanleader demo [flags]\n\n"+
-			"Runs a cluster of real `lanleader run --mode=udp` processes on 127.0.0.1 (unicast,\n"+
-			"no other interface), prints their elections and job runs as they happen, SIGKILLs\n"+
-			"the leader every --kill-every and restarts it, then prints failover times and\n"+
-			"whether any scheduled instant ran twice.\n\nflags:")
-		fs.PrintDefaults()
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "run a 3-node cluster on loopback and kill its leader",
+		Long: `Demo runs a cluster of real ` + "`lanleader run --mode=udp`" + ` processes on 127.0.0.1
+(unicast, no other interface), prints their elections and job runs as they
+happen, SIGKILLs the leader every --kill-every and restarts it, then prints
+failover times and whether any scheduled instant ran twice.`,
+		Example: `  lanleader demo
+  lanleader demo --nodes 5 --kill-every 3s --duration 30s`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return usageError{err}
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("find own binary to start the nodes: %w", err)
+			}
+			sum, err := runDemo(cmd.Context(), o, exe, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			switch {
+			case len(sum.Duplicates) > 0:
+				return fmt.Errorf("%d scheduled instants ran more than once", len(sum.Duplicates))
+			case len(sum.Unexpected) > 0:
+				return fmt.Errorf("nodes exited without being told to: %v", sum.Unexpected)
+			}
+			return nil
+		},
 	}
+	fs := cmd.Flags()
 	fs.IntVar(&o.nodes, "nodes", o.nodes, "number of nodes")
 	fs.DurationVar(&o.killEvery, "kill-every", o.killEvery, "SIGKILL the leader this often; 0 never")
 	fs.DurationVar(&o.duration, "duration", o.duration, "stop after this long (Ctrl-C stops sooner)")
 	fs.DurationVar(&o.interval, "interval", o.interval, "heartbeat interval of the nodes")
 	fs.IntVar(&o.basePort, "base-port", o.basePort, "UDP port of n1; n2 uses the next one, and so on")
-	if err := parseFlags(fs, args, 0); err != nil {
-		return err
-	}
-	if err := o.validate(); err != nil {
-		return usageError{err: err}
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find own binary to start the nodes: %w", err)
-	}
-	sum, err := runDemo(ctx, o, exe, stdout)
-	if err != nil {
-		return err
-	}
-	switch {
-	case len(sum.Duplicates) > 0:
-		return fmt.Errorf("%d scheduled instants ran more than once", len(sum.Duplicates))
-	case len(sum.Unexpected) > 0:
-		return fmt.Errorf("nodes exited without being told to: %v", sum.Unexpected)
-	}
-	return nil
+	return cmd
 }
 
 // demo is one run of the demo cluster. Only the goroutine in runDemo

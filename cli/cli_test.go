@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = runMain(context.Background(), args, &out, &errOut)
+	code = Execute(context.Background(), args, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -31,34 +31,36 @@ func TestExitCodes(t *testing.T) {
 		// stderr must contain each of these.
 		want []string
 	}{
-		{"no args", nil, exitUsage, []string{"usage: lanleader <command>"}},
-		{"help", []string{"help"}, exitOK, []string{"commands:", "demo"}},
-		{"unknown command", []string{"frobnicate"}, exitUsage, []string{`unknown command "frobnicate"`}},
-		{"bad flag", []string{"run", "--bogus"}, exitUsage, []string{"-bogus"}},
-		{"extra argument", []string{"version", "extra"}, exitUsage, []string{`unexpected argument "extra"`}},
-		{"missing --config", []string{"run", "--mode=static", "--leader", "a"}, exitUsage, []string{"--config FILE is required"}},
-		{"check-config without file", []string{"check-config"}, exitUsage, []string{"want exactly one config FILE"}},
-		{"config file missing", []string{"run", "--config", "testdata/nope.yaml"}, exitConfig, []string{"testdata/nope.yaml"}},
-		{"unknown key", []string{"run", "--config", "testdata/unknown_key.yaml"}, exitConfig,
+		{"no args", nil, ExitUsage, []string{"Available Commands:", "a command is required"}},
+		{"unknown command", []string{"frobnicate"}, ExitUsage, []string{`unknown command "frobnicate"`}},
+		{"misspelt command", []string{"stauts"}, ExitUsage, []string{`unknown command "stauts" (did you mean "status"?)`}},
+		{"bad flag", []string{"run", "--bogus"}, ExitUsage, []string{"-bogus"}},
+		{"extra argument", []string{"version", "extra"}, ExitUsage, []string{`unexpected argument "extra"`}},
+		{"default config missing", []string{"run", "--mode=static", "--leader", "a"}, ExitConfig,
+			[]string{"open " + DefaultConfigPath + ": no such file", "give the file with --config"}},
+		{"check-config two files", []string{"check-config", "a.yaml", "b.yaml"}, ExitUsage, []string{"want at most one config FILE"}},
+		{"check-config file twice", []string{"check-config", "a.yaml", "--config", "b.yaml"}, ExitUsage, []string{"as FILE or as --config, not both"}},
+		{"config file missing", []string{"run", "--config", "testdata/nope.yaml"}, ExitConfig, []string{"open testdata/nope.yaml: no such file"}},
+		{"unknown key", []string{"run", "--config", "testdata/unknown_key.yaml"}, ExitConfig,
 			[]string{"testdata/unknown_key.yaml:5:", "jobs[0].retrys", "unknown key"}},
-		{"bad schedule", []string{"run", "--config", "testdata/bad_schedule.yaml"}, exitConfig,
+		{"bad schedule", []string{"run", "--config", "testdata/bad_schedule.yaml"}, ExitConfig,
 			[]string{"testdata/bad_schedule.yaml:6:", "jobs[1].schedule", `"61 * * * *"`}},
-		{"check-config unknown key", []string{"check-config", "testdata/unknown_key.yaml"}, exitConfig,
+		{"check-config unknown key", []string{"check-config", "testdata/unknown_key.yaml"}, ExitConfig,
 			[]string{"testdata/unknown_key.yaml:5:", "jobs[0].retrys"}},
-		{"bad --mode", []string{"run", "--config", "testdata/good.yaml", "--mode=bogus"}, exitConfig,
+		{"bad --mode", []string{"run", "--config", "testdata/good.yaml", "--mode=bogus"}, ExitConfig,
 			[]string{"--mode", `"bogus"`, "want static, env or udp"}},
-		{"bad --priority", []string{"run", "--config", "testdata/good.yaml", "--priority", "300"}, exitConfig,
+		{"bad --priority", []string{"run", "--config", "testdata/good.yaml", "--priority", "300"}, ExitConfig,
 			[]string{"--priority", "300", "want 0-255"}},
-		{"bad priority in file", []string{"run", "--config", "testdata/bad_priority.yaml"}, exitConfig,
+		{"bad priority in file", []string{"run", "--config", "testdata/bad_priority.yaml"}, ExitConfig,
 			[]string{"testdata/bad_priority.yaml:3:", "election.priority", "(or --priority)", "want 0-255"}},
-		{"static without --leader", []string{"run", "--config", "testdata/good.yaml", "--mode=static"}, exitConfig,
+		{"static without --leader", []string{"run", "--config", "testdata/good.yaml", "--mode=static"}, ExitConfig,
 			[]string{"leader", "required in static mode"}},
-		{"bad --log-format", []string{"run", "--config", "testdata/good.yaml", "--mode=static", "--leader", "a", "--log-format", "xml"}, exitConfig,
+		{"bad --log-format", []string{"run", "--config", "testdata/good.yaml", "--mode=static", "--leader", "a", "--log-format", "xml"}, ExitConfig,
 			[]string{"--log-format", `"xml"`}},
-		{"demo with one node", []string{"demo", "--nodes", "1"}, exitUsage, []string{"--nodes 1"}},
-		{"demo bad flag", []string{"demo", "--kill", "1s"}, exitUsage, []string{"-kill"}},
-		{"demo kill-every too short", []string{"demo", "--kill-every", "100ms"}, exitUsage, []string{"--kill-every 100ms"}},
-		{"demo ports past 65535", []string{"demo", "--base-port", "65534"}, exitUsage, []string{"--base-port 65534"}},
+		{"demo with one node", []string{"demo", "--nodes", "1"}, ExitUsage, []string{"--nodes 1"}},
+		{"demo bad flag", []string{"demo", "--kill", "1s"}, ExitUsage, []string{"-kill"}},
+		{"demo kill-every too short", []string{"demo", "--kill-every", "100ms"}, ExitUsage, []string{"--kill-every 100ms"}},
+		{"demo ports past 65535", []string{"demo", "--base-port", "65534"}, ExitUsage, []string{"--base-port 65534"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,13 +70,14 @@ func TestExitCodes(t *testing.T) {
 				assert.Contains(t, stderr, w)
 			}
 			assert.NotContains(t, stderr, "panic")
+			assert.NotRegexp(t, `(^|\s)(config|wire|protocol|udp|jobs): `, stderr, "errors name flags and keys, not packages")
 		})
 	}
 }
 
 func TestCheckConfigPrintsNextThreeRuns(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "check-config", "testdata/good.yaml")
-	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, ExitOK, code, stderr)
 	assert.Contains(t, stdout, "testdata/good.yaml: ok (mode udp, 2 jobs)")
 
 	next := map[string][]time.Time{}
@@ -108,7 +111,7 @@ func TestCheckConfigPrintsNextThreeRuns(t *testing.T) {
 
 func TestVersionPrints(t *testing.T) {
 	code, stdout, _ := runCLI(t, "version")
-	require.Equal(t, exitOK, code)
+	require.Equal(t, ExitOK, code)
 	assert.Regexp(t, `^lanleader \S+ \(go1\.\d+`, stdout)
 }
 
@@ -122,7 +125,7 @@ func TestDemoPortInUse(t *testing.T) {
 	base := port - 1 // the taken port is n2's (ephemeral ports are far above 1)
 
 	code, stdout, stderr := runCLI(t, "demo", "--nodes", "3", "--base-port", strconv.Itoa(base))
-	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, ExitFailure, code)
 	assert.Contains(t, stderr, fmt.Sprintf("udp port 127.0.0.1:%d is not free; pick another --base-port", port))
 	assert.NotContains(t, stdout, "started", "no node may start")
 }

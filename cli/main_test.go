@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -14,7 +14,7 @@ const asMainEnv = "LANLEADER_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asMainEnv) == "1" {
-		main()
+		Main()
 		return
 	}
 	goleak.VerifyTestMain(m)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -29,7 +29,7 @@ func TestRunStaticRunsJob(t *testing.T) {
 	defer pr.Close() // a failed require must not leave runMain blocked writing
 	exit := make(chan int, 1)
 	go func() {
-		code := runMain(ctx, []string{"run", "--mode=static", "--node-id", "alpha", "--leader", "alpha",
+		code := Execute(ctx, []string{"run", "--mode=static", "--node-id", "alpha", "--leader", "alpha",
 			"--config", "testdata/fast.yaml", "--http=", "--log-format", "json"}, io.Discard, pw)
 		pw.Close()
 		exit <- code
@@ -64,7 +64,7 @@ func TestRunStaticRunsJob(t *testing.T) {
 
 	require.NotNil(t, started, "no run started before the guard expired; log: %v", msgs)
 	require.NotNil(t, output, "the job printed nothing; log: %v", msgs)
-	assert.Equal(t, exitOK, code)
+	assert.Equal(t, ExitOK, code)
 	assert.Contains(t, msgs, "became leader")
 	assert.Equal(t, "lanleader stopped", msgs[len(msgs)-1], "a stop through ctx is a clean shutdown")
 

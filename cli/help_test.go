@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHelpOnStdout checks the CLI conventions: help of every form goes to
+// stdout with exit 0, names double-dash flags and shows examples.
+func TestHelpOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"help", "run"}, {"run", "--help"}, {"run", "-h"}} {
+		code, stdout, stderr := runCLI(t, args...)
+		require.Equal(t, ExitOK, code, "%v: %s", args, stderr)
+		assert.Empty(t, stderr, "%v", args)
+		assert.Contains(t, stdout, "Usage:\n  lanleader run [flags]", "%v", args)
+		assert.Contains(t, stdout, "Examples:\n  lanleader run --config", "%v", args)
+		assert.Contains(t, stdout, "  -c, --config string", "%v", args)
+		assert.Contains(t, stdout, "--mode string", "%v", args)
+		assert.Contains(t, stdout, "election mode: static, env or udp", "%v", args)
+	}
+	code, stdout, _ := runCLI(t, "help")
+	require.Equal(t, ExitOK, code)
+	for _, c := range []string{"run", "check-config", "status", "who", "demo", "version", "completion"} {
+		assert.Contains(t, stdout, "\n  "+c+" ", "help lists %s", c)
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		code, stdout, _ := runCLI(t, args...)
+		require.Equal(t, ExitOK, code, "%v", args)
+		assert.Regexp(t, `^lanleader \S+ \(go1\.\d+.*\)\n$`, stdout, "%v", args)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for shell, want := range map[string]string{"bash": "__start_lanleader", "zsh": "#compdef lanleader", "fish": "complete -c lanleader"} {
+		code, stdout, stderr := runCLI(t, "completion", shell)
+		require.Equal(t, ExitOK, code, "%s: %s", shell, stderr)
+		assert.Contains(t, stdout, want, shell)
+	}
+}

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/metrics"
+)
+
+// Mode is an election mode that `lanleader run --mode=NAME` can use. The
+// built-in static, env and udp modes are Modes; another Go module builds a
+// complete lanleader binary with more modes by passing them to Main:
+//
+//	func main() { cli.Main(etcdmode.Mode()) }
+//
+// Such a mode keeps its settings under one key of the config file's
+// election: section named after itself (election.etcd: {endpoints: ...})
+// and prefixes its flags with its name (--etcd-endpoints), so modes built
+// independently never collide.
+type Mode struct {
+	// Name is the value of --mode and election.mode.
+	Name string
+	// Summary is one line for `lanleader run --help`.
+	Summary string
+	// Keys are the keys this mode reads under election: beyond the common
+	// ones (mode, node_id, http). The config file refuses keys no mode
+	// claims. A mode from another module should claim exactly one: its Name.
+	Keys []string
+	// Setup registers the mode's flags on fs and returns the settings they
+	// write into. It is called once each time the command tree is built, so
+	// every invocation starts from fresh defaults.
+	Setup func(fs *pflag.FlagSet) ModeSettings
+}
+
+// ModeSettings are one mode's settings within one invocation of a command.
+type ModeSettings interface {
+	// Load merges the mode's keys of the config file into the settings
+	// (flags given explicitly win: src.Changed) and validates them. It
+	// returns every problem at once (errors.Join), each made with
+	// src.Problem so that it names the flag or the file, line and key.
+	// check-config and run both call it; it must not touch the network.
+	Load(src *Source) error
+	// New builds the Elector. run calls it only after Load succeeded.
+	// Errors are runtime failures (exit code 1) unless wrapped with
+	// ConfigError (exit code 3).
+	New(env Env) (*Elector, error)
+}
+
+// Env is what run gives a mode to build its Elector with.
+type Env struct {
+	// NodeID is this node's id (--node-id, election.node_id, or the
+	// hostname).
+	NodeID string
+	// Logger is the process logger, already tagged with the node id.
+	Logger *slog.Logger
+	// Metrics is the process's metrics registry.
+	Metrics *metrics.Metrics
+	// Ledger returns the job runner's ledger. A mode that can carry data
+	// from the leader to the followers sends it, so that a new leader knows
+	// which scheduled runs the old one started. Valid once Run is called.
+	Ledger func() []byte
+	// AdoptLedger hands a ledger received from a leader to the job runner.
+	// Call it before reporting a takeover to the callbacks.
+	AdoptLedger func([]byte)
+}
+
+// Elector is a mode's election.Elector plus what the job runner and the
+// status page can use from it. Only Elector is required.
+type Elector struct {
+	election.Elector
+	// CanRun is the job start gate, asked right before every job start;
+	// nil means Status().IsLeader(). A mode whose leadership can lapse
+	// between status updates (a lease) answers from its own clock here.
+	CanRun func() bool
+	// Publish, if set, sends the job ledger to the followers at once; the
+	// runner calls it when the ledger changes.
+	Publish func()
+	// View, if set, returns the mode's own part of /status (JSON).
+	View func() any
+}
+
+// canRun returns the start gate, defaulting to "this node leads".
+func (e *Elector) canRun() func() bool {
+	if e.CanRun != nil {
+		return e.CanRun
+	}
+	return func() bool { return e.Elector.Status().IsLeader() }
+}
+
+// BuiltinModes returns the modes every lanleader binary has: static, env
+// and udp.
+func BuiltinModes() []Mode {
+	return []Mode{staticMode(), envMode(), udpMode()}
+}
+
+// checkModes panics on duplicate mode names or keys: a programming error in
+// the binary that registered them.
+func checkModes(modes []Mode) {
+	names := map[string]bool{}
+	keys := map[string]string{}
+	for _, k := range commonElectionKeys {
+		keys[k] = "lanleader"
+	}
+	for _, m := range modes {
+		if m.Name == "" || m.Setup == nil {
+			panic(fmt.Sprintf("cli: mode %q needs a Name and a Setup", m.Name))
+		}
+		if names[m.Name] {
+			panic(fmt.Sprintf("cli: mode %q registered twice", m.Name))
+		}
+		names[m.Name] = true
+		for _, k := range m.Keys {
+			if other, dup := keys[k]; dup {
+				panic(fmt.Sprintf("cli: election.%s claimed by both %s and %s", k, other, m.Name))
+			}
+			keys[k] = m.Name
+		}
+	}
+}

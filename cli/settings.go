@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lanleader/lanleader/config"
+	"github.com/lanleader/lanleader/httpapi"
+)
+
+// DefaultConfigPath is where run, check-config, status and who look for
+// the config file when --config is not given.
+const DefaultConfigPath = "/etc/lanleader/lanleader.yaml"
+
+// commonElectionKeys are the keys under election: that belong to lanleader
+// itself rather than to a mode.
+var commonElectionKeys = []string{"mode", "node_id", "http"}
+
+// settings are the settings of `lanleader run` that every mode shares: the
+// config file's election: section, overridden by any flag given
+// explicitly. Each mode keeps its own (ModeSettings).
+type settings struct {
+	ConfigPath string
+	Mode       string
+	NodeID     string
+	HTTP       string
+	LogFormat  string
+	LogLevel   string
+}
+
+// defaultSettings are used for anything neither the file nor a flag sets.
+func defaultSettings() settings {
+	return settings{
+		Mode:      "udp",
+		HTTP:      httpapi.DefaultAddr,
+		LogFormat: "text",
+		LogLevel:  "info",
+	}
+}
+
+// commonFlags registers the shared election flags on fs.
+func commonFlags(fs *pflag.FlagSet, s *settings, modes []Mode) {
+	names := make([]string, len(modes))
+	for i, m := range modes {
+		names[i] = m.Name
+	}
+	fs.StringVar(&s.Mode, "mode", s.Mode, "election mode: "+orList(names))
+	fs.StringVar(&s.NodeID, "node-id", s.NodeID, "this node's id (default: hostname)")
+	fs.StringVar(&s.HTTP, "http", s.HTTP, "status and metrics endpoint address; empty turns it off")
+}
+
+// merge applies the common keys of the file's election: section to s,
+// except where a flag was given (src.Changed).
+func (s *settings) merge(src *Source) {
+	if src.File == nil {
+		return
+	}
+	e := src.File.Election
+	if e.Mode != "" && !src.Changed("mode") {
+		s.Mode = e.Mode
+	}
+	if e.NodeID != "" && !src.Changed("node-id") {
+		s.NodeID = e.NodeID
+	}
+	if e.HTTP != nil && !src.Changed("http") {
+		s.HTTP = *e.HTTP
+	}
+}
+
+// validate checks the common settings and fills the node id from the
+// hostname if unset.
+func (s *settings) validate(src *Source, modes []Mode) error {
+	if findMode(modes, s.Mode) == nil {
+		names := make([]string, len(modes))
+		for i, m := range modes {
+			names[i] = m.Name
+		}
+		return src.Problem("mode", "mode", "%q: want %s", s.Mode, orList(names))
+	}
+	if s.NodeID == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return src.Problem("node_id", "node-id", "not set and the hostname is unknown: %v", err)
+		}
+		s.NodeID = h
+	}
+	return nil
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+func findMode(modes []Mode, name string) *Mode {
+	for i := range modes {
+		if modes[i].Name == name {
+			return &modes[i]
+		}
+	}
+	return nil
+}
+
+// Source is where a mode's settings come from: the config file, if any,
+// and the flags given explicitly on the command line.
+type Source struct {
+	// File is the loaded config file; nil when the command has none.
+	File  *config.File
+	flags *pflag.FlagSet
+}
+
+// Changed reports whether the flag named name was given explicitly; such
+// a flag wins over the file.
+func (s *Source) Changed(name string) bool {
+	if s.flags == nil {
+		return false
+	}
+	f := s.flags.Lookup(name)
+	return f != nil && f.Changed
+}
+
+// Decode decodes election.KEY of the file into into (see
+// config.File.DecodeElection); it reports false if the key is absent.
+func (s *Source) Decode(key string, into any) (bool, error) {
+	if s.File == nil {
+		return false, nil
+	}
+	return s.File.DecodeElection(key, into)
+}
+
+// Problem makes an invalid-setting error placed for the user: at the flag
+// if it was given (or there is no file), else at the file line that set
+// election.KEY, else at the file (a default was wrong). key is the path
+// under election: ("priority", "etcd.endpoints"); flag may be empty.
+func (s *Source) Problem(key, flag, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if flag != "" && (s.Changed(flag) || s.File == nil) {
+		return fmt.Errorf("--%s: %s", flag, msg)
+	}
+	if s.File == nil {
+		return fmt.Errorf("election.%s: %s", key, msg)
+	}
+	full := "election." + key
+	if flag == "" {
+		return fmt.Errorf("%s: %s: %s", s.File.Where(full), full, msg)
+	}
+	return fmt.Errorf("%s: %s (or --%s): %s", s.File.Where(full), full, flag, msg)
+}

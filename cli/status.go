@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lanleader/lanleader/config"
+	"github.com/lanleader/lanleader/httpapi"
+)
+
+func newStatusCmd() *cobra.Command {
+	var (
+		addr, configPath string
+		asJSON           bool
+		timeout          time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "print this node's status from its HTTP endpoint",
+		Long: `Status asks the local node's status endpoint (run's --http) for its role,
+leader, term and jobs, and prints them as a table (or the JSON document).
+With --config it reads the endpoint address from the file's election.http.`,
+		Example: `  lanleader status
+  lanleader status --config /etc/lanleader/lanleader.yaml
+  lanleader status --http 127.0.0.1:7484 --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configPath != "" && !cmd.Flags().Changed("http") {
+				f, err := config.LoadWith(configPath, config.Options{ElectionKeys: electionKeys(BuiltinModes())})
+				if err != nil {
+					return ConfigError{err}
+				}
+				if f.Election.HTTP != nil {
+					addr = *f.Election.HTTP
+				}
+				if addr == "" {
+					return ConfigError{fmt.Errorf("%s: election.http is empty: the node serves no status", f.Where("election.http"))}
+				}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			doc, err := httpapi.FetchStatus(ctx, addr)
+			if err != nil {
+				return fmt.Errorf("is lanleader running with --http %s? %w", addr, err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(doc)
+			}
+			return httpapi.WriteTable(cmd.OutOrStdout(), doc)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&addr, "http", httpapi.DefaultAddr, "address of the node's status endpoint (its --http)")
+	fs.StringVarP(&configPath, "config", "c", "", "read the endpoint address from this config file")
+	fs.BoolVar(&asJSON, "json", false, "print the raw JSON status")
+	fs.DurationVar(&timeout, "timeout", 3*time.Second, "give up after this long")
+	return cmd
+}

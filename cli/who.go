@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lanleader/lanleader/config"
+	"github.com/lanleader/lanleader/election/udp"
+	"github.com/lanleader/lanleader/election/udp/wire"
+)
+
+func newWhoCmd() *cobra.Command {
+	s := defaultUDPSettings()
+	var (
+		configPath string
+		timeout    time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "who",
+		Short: "ask the LAN who leads",
+		Long: `Who sends a QUERY to the udp-mode cluster (broadcast, or --peers) and prints
+every leader that answers with its term, address and round-trip time. Two
+answers mean a split brain or a handover in progress. With --config it
+takes the cluster, port, bind address, peers and key from the file.`,
+		Example: `  lanleader who
+  lanleader who --config /etc/lanleader/lanleader.yaml
+  lanleader who --cluster office --secret-file /etc/lanleader/key`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configPath != "" {
+				f, err := config.LoadWith(configPath, config.Options{ElectionKeys: electionKeys(BuiltinModes())})
+				if err != nil {
+					return ConfigError{err}
+				}
+				s.merge(&Source{File: f, flags: cmd.Flags()})
+			}
+			return who(cmd, s, timeout)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&configPath, "config", "c", "", "take cluster, port, bind, peers and key from this config file")
+	fs.StringVar(&s.Cluster, "cluster", s.Cluster, "cluster name")
+	fs.StringVar(&s.Bind, "bind", s.Bind, "IPv4 address or go-sockaddr template to ask from")
+	fs.IntVar(&s.Port, "port", s.Port, "the cluster's UDP port")
+	fs.Var((*peerList)(&s.Peers), "peers", "comma-separated host:port list to ask instead of broadcasting")
+	fs.StringVar(&s.SecretFile, "secret-file", "", "file of HMAC keys, if the cluster uses them")
+	fs.DurationVar(&timeout, "timeout", time.Second, "how long to wait for answers")
+	return cmd
+}
+
+func who(cmd *cobra.Command, s *udpSettings, timeout time.Duration) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	var keyring *wire.Keyring
+	if s.SecretFile != "" {
+		k, err := wire.LoadKeyring(s.SecretFile)
+		if err != nil {
+			return ConfigError{fmt.Errorf("--secret-file: %w", err)}
+		}
+		keyring = k
+	}
+	bind, err := udp.ResolveBind(s.Bind, len(s.Peers) == 0)
+	if err != nil {
+		return ConfigError{fmt.Errorf("--bind: %w", err)}
+	}
+	t, err := udp.NewUDPTransport(udp.UDPConfig{
+		Bind:       bind.Addr.String(),
+		Port:       s.Port,
+		ListenPort: udp.AnyPort,
+		Peers:      s.Peers,
+		Logger:     slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+
+	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+	defer cancel()
+	answers, err := udp.Query(ctx, t, s.Cluster, keyring)
+	if err != nil {
+		return err
+	}
+	switch len(answers) {
+	case 0:
+		return fmt.Errorf("no leader of cluster %q answered within %v", s.Cluster, timeout)
+	case 1:
+	default:
+		fmt.Fprintf(stderr, "warning: %d nodes claim to lead (split brain or a handover in progress)\n", len(answers))
+	}
+	fmt.Fprintf(stdout, "%-20s %-12s %-22s %s\n", "LEADER", "TERM", "ADDRESS", "RTT")
+	for _, a := range answers {
+		fmt.Fprintf(stdout, "%-20s %-12d %-22s %v\n", a.Leader, a.Term, a.Addr, a.RTT.Round(10*time.Microsecond))
+	}
+	return nil
+}
