@@ -94,6 +94,11 @@ type Node struct {
 
 	peers map[string]*peer
 
+	// Leader probes (unreachable.go): probes were handed out since the
+	// leader was last heard at probeLast.
+	probeLast time.Time
+	probes    int
+
 	payload   []byte
 	lpLeader  string
 	lpTerm    uint64

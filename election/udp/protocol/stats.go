@@ -65,6 +65,15 @@ type Stats struct {
 	// LeaseLost counts leaderships ended because a majority stopped
 	// acknowledging (quorum mode).
 	LeaseLost uint64
+	// Probes counts probes of the leader's process handed to the caller
+	// (one per missed heartbeat interval).
+	Probes uint64
+	// LeaderUnreachable counts suspicions raised at once because a probe
+	// found the leader's port closed.
+	LeaderUnreachable uint64
+	// ProbeStale counts probe answers ignored because this node no longer
+	// followed that leader and term.
+	ProbeStale uint64
 	// LossEstimate is the detector's current estimate of heartbeat loss.
 	LossEstimate float64
 	// MissesThreshold is the detector's current suspicion threshold in

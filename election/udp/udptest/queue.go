@@ -13,6 +13,7 @@ const (
 	evDeliver eventKind = iota
 	evTick
 	evFunc
+	evProbe
 )
 
 // event is one scheduled thing. Events at the same instant run in the order

@@ -42,8 +42,11 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 		prios[ids[i]] = uint8(100 + 50*shape.IntN(3))
 		preempt[ids[i]] = shape.IntN(5) == 0 && !quorum
 	}
+	// Leader probes on in half the runs: an "unreachable" answer must not
+	// break what the detection floor alone keeps.
+	probes := shape.IntN(2) == 0
 	s := New(Options{
-		Seed: seed, Base: base, Link: link, Trace: trace,
+		Seed: seed, Base: base, Link: link, Trace: trace, Probes: probes,
 		Configure: func(id string, c *protocol.Config) { c.Priority = prios[id]; c.Preempt = preempt[id] },
 	}, ids...)
 	s.logf("scenario seed=%d quorum=%v n=%d interval=%v link=%+v prios=%v preempt=%v", seed, quorum, n, base.Interval, link, prios, preempt)

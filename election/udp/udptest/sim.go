@@ -56,6 +56,9 @@ type Options struct {
 	Trace bool
 	// TraceLimit keeps only the last TraceLimit lines; 0 means 5000.
 	TraceLimit int
+	// Probes serves the nodes' leader probes (probe.go): a crashed
+	// leader's host answers "unreachable", as a real kernel does.
+	Probes bool
 	// NoCheck turns off invariant checks after every event (benchmarks).
 	NoCheck bool
 	// feed, if set, changes the status each Notifier is fed; tests use it
@@ -84,6 +87,10 @@ type simNode struct {
 	// while down. callbacks records what every life was told.
 	app       *app
 	callbacks []CallbackEvent
+	// probe is the pending probe event; hostDown says a crash took the
+	// host down too (probes go unanswered).
+	probe    probeState
+	hostDown bool
 }
 
 // Sim is a simulated cluster on a fake clock. It is not safe for
@@ -127,6 +134,8 @@ type Counters struct {
 	Delivered, Dropped int
 	// Events counts processed events.
 	Events int
+	// Probes counts leader probes sent (Options.Probes).
+	Probes int
 }
 
 // New returns a Sim with nodes named ids, all started at the sim's epoch.
@@ -220,6 +229,7 @@ func (s *Sim) boot(sn *simNode) {
 		panic(fmt.Sprintf("udptest: node %s: %v", sn.id, err))
 	}
 	sn.n, sn.up, sn.paused, sn.buffered = n, true, false, nil
+	sn.hostDown, sn.probe = false, probeState{gen: sn.probe.gen + 1}
 	sn.lastRole, sn.lastTerm, sn.maxTerm = election.Follower, 0, 0
 	s.bootApp(sn)
 	s.logf("%s start inc=%d", sn.id, sn.inc)
@@ -242,6 +252,7 @@ func (s *Sim) after(sn *simNode) {
 		}
 		s.push(&event{at: at, kind: evTick, node: sn.id, gen: sn.gen})
 	}
+	s.scheduleProbe(sn)
 	s.observe(sn)
 	s.notify(sn)
 }
@@ -341,6 +352,8 @@ func (s *Sim) handle(e *event) {
 		}
 		sn.n.Tick(s.now)
 		s.after(sn)
+	case evProbe:
+		s.handleProbe(e)
 	case evDeliver:
 		sn := s.nodes[e.node]
 		if !sn.up {

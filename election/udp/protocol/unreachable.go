@@ -1,0 +1,90 @@
+package protocol
+
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// A follower that misses a heartbeat asks its caller to probe the leader's
+// process: the caller sends a datagram to the leader's unicast address on a
+// connected socket, and an ICMP "port unreachable" answer (ECONNREFUSED)
+// means nothing listens there any more: the process died while its host
+// stayed up. The follower then suspects at once (LeaderUnreachable) instead
+// of waiting out Misses × Interval. A host that is gone answers nothing, so
+// host loss still takes the detection floor. A forged ICMP error costs one
+// futile claim: a live leader answers claims and keeps its place.
+
+// ProbeRequest asks the caller to probe a leader's process.
+type ProbeRequest struct {
+	// Leader and Term identify the leader probed; pass them back to
+	// LeaderUnreachable, so a late answer about an old leader is ignored.
+	Leader string
+	Term   uint64
+	// Addr is the leader's address as the transport reported it (the
+	// source of its heartbeats).
+	Addr string
+}
+
+// probeGraceDiv: Interval/probeGraceDiv is how late, as a fraction of Interval, a heartbeat may be
+// before the follower probes: scheduling jitter of a live leader, not a
+// failure. A probe of a live leader costs one datagram, nothing else.
+const probeGraceDiv = 4
+
+// ProbeAt returns when the leader should next be probed, or the zero time if
+// no probe is due (not following a leader with a known address, or every
+// interval until suspicion has been probed already). One probe per missed
+// heartbeat interval, each Interval/4 after the heartbeat was due, until
+// the suspicion deadline. Callers that probe add it to their timer; callers
+// that do not may ignore it (the node then suspects at the detection floor
+// as before).
+func (n *Node) ProbeAt() time.Time {
+	if n.quiet || n.role != election.Follower || n.fstate != following || n.leader.Addr == "" {
+		return time.Time{}
+	}
+	last := n.det.Last()
+	k := 1
+	if last.Equal(n.probeLast) {
+		k = n.probes + 1
+	}
+	at := last.Add(time.Duration(k)*n.cfg.Interval + n.cfg.Interval/probeGraceDiv)
+	if !at.Before(n.followDeadline()) {
+		return time.Time{}
+	}
+	return at
+}
+
+// Probe returns the probe due at now, if any, and records it as sent: the
+// next one is due an interval later, unless a heartbeat arrives first.
+func (n *Node) Probe(now time.Time) (ProbeRequest, bool) {
+	at := n.ProbeAt()
+	if at.IsZero() || now.Before(at) {
+		return ProbeRequest{}, false
+	}
+	last := n.det.Last()
+	if !last.Equal(n.probeLast) {
+		n.probeLast, n.probes = last, 0
+	}
+	// One probe stands for every slot now has reached (the caller may be
+	// late): the next is due in the slot after.
+	n.probes = max(1, int(now.Sub(last)-n.cfg.Interval/probeGraceDiv)/int(n.cfg.Interval))
+	n.stats.Probes++
+	return ProbeRequest{Leader: n.leader.ID, Term: n.leader.Term, Addr: n.leader.Addr}, true
+}
+
+// LeaderUnreachable reports that the probe of leader id in term found its
+// port closed: the leader's process is gone. A follower of exactly that
+// leader suspects it at once and starts the usual priority-weighted backoff
+// before claiming, so followers that all learn it together still claim one
+// after another. An answer about another leader or term (the follower has
+// moved on meanwhile) is counted and ignored.
+func (n *Node) LeaderUnreachable(now time.Time, id string, term uint64) {
+	now = n.enter(now)
+	defer n.leave()
+	if n.quiet || n.role != election.Follower || n.fstate != following || n.leader.ID != id || n.leader.Term != term {
+		n.stats.ProbeStale++
+		return
+	}
+	n.stats.LeaderUnreachable++
+	n.backOff(now, 0)
+}
