@@ -60,6 +60,8 @@ type Elector struct {
 		term   uint64
 		p      []byte
 	}
+	// probes runs the leader probes (probe_run.go).
+	probes *prober
 	// publish asks the run loop to heartbeat the payload at once; one
 	// pending request stands for any number.
 	publish chan struct{}
@@ -92,6 +94,7 @@ func New(cfg Config) (*Elector, error) {
 		addrs:   make(map[string]netip.AddrPort),
 		initial: node.Status(),
 		publish: make(chan struct{}, 1),
+		probes:  newProber(cfg.Transport, cfg.Protocol.Interval),
 	}, nil
 }
 

@@ -275,3 +275,23 @@ func TestLoopbackLeavesNoGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopbackProbeSeesDeadLeaderProcess: with a detection floor of 25
+// intervals, followers still take over after a crash because their probe of
+// the leader's closed port is answered "unreachable". The stat, not the
+// timing, is asserted: the machine may be loaded.
+func TestLoopbackProbeSeesDeadLeaderProcess(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	c := newLoopback(t, loopOptions{n: 3, edit: func(pc *protocol.Config) {
+		pc.Misses, pc.MaxMisses = 25, 25
+	}})
+	defer c.stopAll()
+	old := c.waitAgreement()
+	c.crash(old)
+	c.waitAgreement()
+	var unreachable uint64
+	for _, nd := range c.running() {
+		unreachable += nd.elector.Stats().LeaderUnreachable
+	}
+	assert.Positive(t, unreachable, "no follower learnt of the dead process from its probe")
+}

@@ -18,6 +18,9 @@ import (
 // they must return promptly or heartbeats would be late.
 func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	defer e.cfg.Transport.Close()
+	probeCtx, cancelProbes := context.WithCancel(ctx)
+	defer e.probes.stop()
+	defer cancelProbes() // ends a probe in flight; runs before stop waits
 	notifier := election.NewNotifier(ctx, cb, e.initial)
 	e.mu.Lock()
 	e.notifier = notifier
@@ -53,8 +56,12 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 			if payload != nil {
 				e.node.SetPayload(payload)
 			}
-			e.node.Tick(time.Now())
+			now := time.Now()
+			e.node.Tick(now)
+			e.probes.start(probeCtx, e.node, now)
 			e.mu.Unlock()
+		case r := <-e.probes.done:
+			e.probed(r)
 		}
 		e.flush()
 		notifier.Update(e.currentStatus())
@@ -164,10 +171,16 @@ func (e *Elector) currentStatus() election.Status {
 	return e.node.Status()
 }
 
+// nextTick is when the run loop must wake: the node's next deadline, or a
+// leader probe due earlier.
 func (e *Elector) nextTick() time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.node.NextTick()
+	next := e.node.NextTick()
+	if p := e.probes.next(e.node); !p.IsZero() && p.Before(next) {
+		return p
+	}
+	return next
 }
 
 // resign hands leadership over (if held), sends the RESIGN, and reports the

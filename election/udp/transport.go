@@ -49,9 +49,9 @@ type Transport interface {
 // monotonically increasing.
 type TransportStats struct {
 	// PacketsIn and BytesIn count every datagram received, including the
-	// ones then dropped (the Dropped* counters below); the rest went to
-	// Packets(). A packet is counted before it is queued, so whoever reads it
-	// from Packets() already sees it in Stats.
+	// ones then dropped (the Dropped* counters and ProbesIn below); the
+	// rest went to Packets(). A packet is counted before it is queued, so
+	// whoever reads it from Packets() already sees it in Stats.
 	PacketsIn, BytesIn uint64
 	// PacketsOut and BytesOut count datagrams sent successfully (a
 	// unicast-mode Broadcast counts one per peer).
@@ -67,4 +67,7 @@ type TransportStats struct {
 	// DroppedQueueFull counts packets dropped because the reader of
 	// Packets() fell behind.
 	DroppedQueueFull uint64
+	// ProbesIn counts empty datagrams: other nodes' probes of whether this
+	// process still listens (see Prober). They are not delivered.
+	ProbesIn uint64
 }

@@ -64,6 +64,10 @@ func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
 		t.stats.droppedSelf.Add(1)
 		return
 	}
+	if len(b) == 0 {
+		t.stats.probesIn.Add(1) // a peer checking we still listen (probe.go)
+		return
+	}
 	if t.allowed != nil && !t.allowed[from.Addr()] {
 		t.stats.droppedUnknownPeer.Add(1)
 		t.log.Debug("udp: dropped packet from a source not in peers", "from", from.String(), "bytes", len(b))

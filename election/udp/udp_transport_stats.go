@@ -10,6 +10,7 @@ type counters struct {
 	droppedSelf             atomic.Uint64
 	droppedUnknownPeer      atomic.Uint64
 	droppedQueueFull        atomic.Uint64
+	probesIn                atomic.Uint64
 }
 
 func (c *counters) snapshot() TransportStats {
@@ -23,5 +24,6 @@ func (c *counters) snapshot() TransportStats {
 		DroppedSelf:        c.droppedSelf.Load(),
 		DroppedUnknownPeer: c.droppedUnknownPeer.Load(),
 		DroppedQueueFull:   c.droppedQueueFull.Load(),
+		ProbesIn:           c.probesIn.Load(),
 	}
 }
