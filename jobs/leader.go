@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
-
-	"github.com/robfig/cron/v3"
 )
 
 // startLeading takes over the ledger and starts one scheduling loop per job
@@ -80,7 +78,7 @@ func (r *Runner) takeOver(j *job, now time.Time, term uint64) takeoverPlan {
 		// schedule was taken up, so that if this leadership ends before
 		// the first instant, the next leader knows the instants after it
 		// are missed ones (run-once), not never due.
-		r.own[j.id] = LedgerEntry{JobID: j.id, Instant: now.Truncate(time.Second), Outcome: OutcomeNone, Term: term}
+		r.own[j.id] = LedgerEntry{JobID: j.id, Instant: now.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term}
 		delete(r.unknown, j.id)
 		return takeoverPlan{cursor: now}
 	}
@@ -202,6 +200,7 @@ func (r *Runner) count(j *job, f func(*Counters)) {
 // fire starts the run of instant unless the guard or the overlap policy
 // says no. rerun marks the second run of an interrupted instant.
 func (r *Runner) fire(ctx context.Context, term uint64, j *job, instant time.Time, rerun bool) {
+	instant = instant.UTC() // one spelling of the key in ledger, logs and LANLEADER_SCHEDULED_AT
 	log := r.log.With("job", j.spec.Name, "scheduled_at", instant, "term", term)
 	if r.cfg.CanRun != nil && !r.cfg.CanRun() {
 		r.count(j, func(c *Counters) { c.Refused++ })
@@ -256,7 +255,7 @@ const maxScan = 10000
 // every maxScan instants, to 1/16 of the remaining distance before now, so
 // it always ends quickly; the count is then a lower bound, and an @every
 // schedule's phase restarts from the jump (spec schedules are absolute).
-func latestDue(sched cron.Schedule, after, now time.Time) (time.Time, int) {
+func latestDue(sched Schedule, after, now time.Time) (time.Time, int) {
 	var latest time.Time
 	n := 0
 	for t := sched.Next(after); !t.IsZero() && !t.After(now); t = sched.Next(t) {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -113,7 +112,7 @@ func FuzzLedgerDecode(f *testing.F) {
 }
 
 func TestLatestDue(t *testing.T) {
-	every := func(spec string) cron.Schedule {
+	every := func(spec string) Schedule {
 		s, err := ParseSchedule(spec)
 		require.NoError(t, err)
 		return s

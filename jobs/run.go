@@ -21,7 +21,8 @@ type RunRecord struct {
 	Job string `json:"job"`
 	// RunID is unique per run (LANLEADER_RUN_ID).
 	RunID string `json:"run_id"`
-	// ScheduledAt is the scheduled instant (LANLEADER_SCHEDULED_AT).
+	// ScheduledAt is the scheduled instant, in UTC: the run's key, the same
+	// in the ledger, the logs and LANLEADER_SCHEDULED_AT (RFC 3339, "Z").
 	ScheduledAt time.Time `json:"scheduled_at"`
 	// Term is the leadership term the run started under (LANLEADER_TERM).
 	Term uint64 `json:"term"`
@@ -54,7 +55,7 @@ func (rec RunRecord) MarshalJSON() ([]byte, error) {
 // here is contained to this run.
 func (r *Runner) run(leaderCtx context.Context, term uint64, j *job, instant time.Time) {
 	rec := RunRecord{
-		Job: j.spec.Name, RunID: newRunID(), ScheduledAt: instant, Term: term,
+		Job: j.spec.Name, RunID: newRunID(), ScheduledAt: instant.UTC(), Term: term,
 		Outcome: OutcomeFailed, ExitCode: -1, Started: time.Now(),
 	}
 	defer r.wg.Done()
@@ -177,7 +178,7 @@ func (r *Runner) runEnv(j *job, rec *RunRecord) []string {
 		"LANLEADER_JOB="+j.spec.Name,
 		"LANLEADER_TERM="+strconv.FormatUint(rec.Term, 10),
 		"LANLEADER_NODE="+r.cfg.Node,
-		"LANLEADER_SCHEDULED_AT="+rec.ScheduledAt.Format(time.RFC3339),
+		"LANLEADER_SCHEDULED_AT="+rec.ScheduledAt.UTC().Format(time.RFC3339),
 		"LANLEADER_RUN_ID="+rec.RunID,
 	)
 }

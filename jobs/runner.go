@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/internal/proc"
 )
@@ -97,7 +95,7 @@ type Runner struct {
 // Runner.mu).
 type job struct {
 	spec  Spec
-	sched cron.Schedule
+	sched Schedule
 	id    uint64
 
 	active  int        // runs in progress

@@ -1,0 +1,79 @@
+package jobs
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseScheduleErrors(t *testing.T) {
+	tests := []struct{ spec, want string }{
+		{"@every 0s", "@every 0s: below the 1s minimum"},
+		{"@every -5s", "@every -5s: below the 1s minimum"},
+		{"@every 999ms", "@every 999ms: below the 1s minimum"},
+		{"@every 1500ms", "@every 1500ms: not whole seconds (use 1s or 2s)"},
+		{"@every 1m0.5s", "@every 1m0.5s: not whole seconds (use 1m0s or 1m1s)"},
+		{"@every soon", "@every soon: not a duration"},
+		{"0 0 * * 8", "above maximum"},
+		{"0 0 * * 6-8", "above maximum"},
+		{"CRON_TZ=Europe/Berlin", "time zone prefix without a schedule"},
+		{"", "empty schedule"},
+		{"0 0 30 2 *", "never fires"},
+	}
+	for _, tt := range tests {
+		_, err := ParseSchedule(tt.spec)
+		if assert.Error(t, err, tt.spec) {
+			assert.Contains(t, err.Error(), tt.want, tt.spec)
+		}
+	}
+}
+
+func TestParseScheduleEvery(t *testing.T) {
+	s, err := ParseSchedule("@every 90s")
+	require.NoError(t, err)
+	from := time.Date(2026, 3, 29, 0, 59, 59, 500_000_000, time.FixedZone("x", 3600))
+	assert.Equal(t, "2026-03-29T00:01:29Z", s.Next(from).Format(time.RFC3339))
+	s, err = ParseSchedule("CRON_TZ=Europe/Berlin @every 1s")
+	require.NoError(t, err)
+	assert.Equal(t, "2026-03-29T00:00:00Z", s.Next(from).Format(time.RFC3339))
+}
+
+// TestDayOfWeekSeven: 7 is Sunday, as in cronie, alone, in ranges and in
+// lists; other day-of-week forms keep robfig's meaning.
+func TestDayOfWeekSeven(t *testing.T) {
+	tests := []struct {
+		spec string
+		want []time.Weekday
+	}{
+		{"0 0 * * 7", []time.Weekday{time.Sunday}},
+		{"0 0 * * 0", []time.Weekday{time.Sunday}},
+		{"0 0 * * 5-7", []time.Weekday{time.Friday, time.Saturday, time.Sunday}},
+		{"0 0 * * 1-7/2", []time.Weekday{time.Monday, time.Wednesday, time.Friday, time.Sunday}},
+		{"0 0 * * 1,7", []time.Weekday{time.Monday, time.Sunday}},
+		{"0 0 * * 7-7", []time.Weekday{time.Sunday}},
+		{"0 0 * * 0-7", []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday, time.Sunday}},
+		{"0 0 0 * * 7", []time.Weekday{time.Sunday}}, // with a seconds field
+		{"0 0 * * 1/2", []time.Weekday{time.Monday, time.Wednesday, time.Friday}},
+		{"0 0 * * MON-FRI", []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}},
+		{"CRON_TZ=UTC 0 0 * * 6,7", []time.Weekday{time.Saturday, time.Sunday}},
+	}
+	for _, tt := range tests {
+		s, err := parseScheduleIn(tt.spec, time.UTC)
+		require.NoError(t, err, tt.spec)
+		got := map[time.Weekday]bool{}
+		at := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC) // a Monday
+		for range 14 {
+			at = s.Next(at)
+			got[at.Weekday()] = true
+		}
+		var days []time.Weekday
+		for d := time.Sunday; d <= time.Saturday; d++ {
+			if got[d] {
+				days = append(days, d)
+			}
+		}
+		assert.ElementsMatch(t, tt.want, days, tt.spec)
+	}
+}
