@@ -71,6 +71,8 @@ func TestDSTLiteral(t *testing.T) {
 			[]string{"2026-03-29T00:00:00+01:00", "2026-03-29T04:00:00+02:00"}},
 		{"berlin hour step fall: both passes", "0 */2 * * *", "Europe/Berlin", "2026-10-24T23:00:00+02:00",
 			[]string{"2026-10-25T00:00:00+02:00", "2026-10-25T02:00:00+02:00", "2026-10-25T02:00:00+01:00", "2026-10-25T04:00:00+01:00"}},
+		{"berlin hour range with step fall: both passes", "0 0-22/2 * * *", "Europe/Berlin", "2026-10-24T23:00:00+02:00",
+			[]string{"2026-10-25T00:00:00+02:00", "2026-10-25T02:00:00+02:00", "2026-10-25T02:00:00+01:00", "2026-10-25T04:00:00+01:00"}},
 		{"berlin several skipped walls run once", "0,15,30,45 2 * * *", "Europe/Berlin", "2026-03-29T00:00:00+01:00",
 			[]string{"2026-03-29T03:00:00+02:00", "2026-03-30T02:00:00+02:00"}},
 		{"berlin skipped wall and the wall after the jump are one instant", "0 2,3 * * *", "Europe/Berlin", "2026-03-29T00:00:00+01:00",
@@ -130,9 +132,16 @@ func TestDSTLiteral(t *testing.T) {
 func TestDSTOracle(t *testing.T) {
 	zones := []string{"Europe/Berlin", "America/New_York", "Australia/Sydney", "America/Santiago",
 		"Australia/Lord_Howe", "UTC"}
-	specs := []string{"30 2 * * *", "0 2 * * *", "0 3 * * *", "15 1 * * *", "0 0 * * *", "30 23 * * *",
-		"* 2 * * *", "0,30 1-3 * * *", "*/20 * * * *", "30 * * * *", "0 */2 * * *", "45 */3 * * *",
-		"0 1/2 * * *", "10 2 * * 0", "0 2 5 4 *"}
+	// elapsed: "*" or a step in the hour field.
+	specs := []struct {
+		spec    string
+		elapsed bool
+	}{
+		{"30 2 * * *", false}, {"0 2 * * *", false}, {"0 3 * * *", false}, {"15 1 * * *", false},
+		{"0 0 * * *", false}, {"30 23 * * *", false}, {"* 2 * * *", false}, {"0,30 1-3 * * *", false},
+		{"10 2 * * 0", false}, {"0 2 5 4 *", false}, {"*/20 * * * *", true}, {"30 * * * *", true},
+		{"0 */2 * * *", true}, {"45 */3 * * *", true}, {"0 1/2 * * *", true}, {"5 0-22/2 * * *", true},
+	}
 	for _, zone := range zones {
 		loc := mustZone(t, zone)
 		days := transitions2026(loc)
@@ -142,8 +151,9 @@ func TestDSTOracle(t *testing.T) {
 		require.NotEmpty(t, days, zone)
 		for _, tr := range days {
 			clock := readClock(loc, tr.Add(-10*time.Hour), tr.Add(10*time.Hour))
-			for _, spec := range specs {
-				want := clock.oracle(t, spec)
+			for _, sp := range specs {
+				spec := sp.spec
+				want := clock.oracle(t, spec, sp.elapsed)
 				s, err := parseScheduleIn(spec, loc)
 				require.NoError(t, err)
 				var got []string
@@ -198,14 +208,13 @@ func readClock(loc *time.Location, from, to time.Time) clockReadings {
 // clocks first read it (or every time they read it, for an elapsed hour
 // field), and a matching wall time the clocks jumped over fires right after
 // the jump.
-func (c clockReadings) oracle(t *testing.T, spec string) []string {
+func (c clockReadings) oracle(t *testing.T, spec string, elapsed bool) []string {
 	t.Helper()
 	p, err := cron.ParseStandard(spec)
 	require.NoError(t, err)
 	wallSpec := *p.(*cron.SpecSchedule)
 	wallSpec.Location = time.UTC
 	matches := func(w time.Time) bool { return wallSpec.Next(w.Add(-time.Second)).Equal(w) }
-	elapsed := elapsedHours(spec)
 	var out []string
 	for k := clockLead; k < len(c.walls); k++ {
 		w, prevW := c.walls[k], c.walls[k-1]
