@@ -156,10 +156,8 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	pc.Misses = s.Misses
 	pc.MaxMisses = max(pc.MaxMisses, s.Misses)
 	pc.Preempt = s.Preempt
-	pc.BackoffMax = 0 // Interval/2: scales with --interval
-	// The claim window is a few LAN round trips, but must stay well under
-	// the interval for very fast settings.
-	pc.ClaimWindow = min(pc.ClaimWindow, s.Interval/4)
+	// BackoffMax, ClaimWindow and the other timings derive from Interval
+	// in protocol.Config.Timings.
 	pc.ClusterSize = s.ClusterSize
 	pc.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(pc.Rand.Uint32()))

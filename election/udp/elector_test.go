@@ -198,7 +198,7 @@ func TestElectorFailsOverWhenLeaderCrashes(t *testing.T) {
 
 		c.crash(old[0])
 		pc := protocol.DefaultLANConfig()
-		bound := time.Duration(pc.MaxMisses)*pc.Interval + pc.Interval/2 + pc.ClaimWindow + pc.Interval
+		bound := time.Duration(pc.MaxMisses)*pc.Interval + pc.Timings().BackoffMax + pc.Timings().ClaimWindow + pc.Interval
 		advance(bound)
 
 		next := c.leaders(old[0])
@@ -224,7 +224,7 @@ func TestElectorResignHandsOverAtOnce(t *testing.T) {
 		assert.Equal(t, election.Follower, old[0].elector.Status().Role)
 
 		pc := protocol.DefaultLANConfig()
-		advance(pc.ClaimWindow + pc.Interval)
+		advance(pc.Timings().YieldWait)
 		next := c.leaders(old[0])
 		require.Len(t, next, 1, "a successor within one claim window plus one interval")
 	})

@@ -41,7 +41,8 @@ type Config struct {
 	LossTarget float64
 	// ClaimWindow is how long a candidate waits after its CLAIM for a better
 	// claim or a live leader's heartbeat before it leads. A few LAN round
-	// trips, well under Interval: it adds directly to failover time.
+	// trips, well under Interval: it adds directly to failover time. Zero
+	// means min(10 ms, Interval/4), so it scales down with a fast Interval.
 	ClaimWindow time.Duration
 	// BackoffMax bounds the randomized, priority-weighted wait between
 	// suspecting the leader and claiming (VRRP's skew time). Zero means
@@ -109,8 +110,8 @@ func DefaultLANConfig() Config {
 		// At most one in a million heartbeat slots may look like a dead
 		// leader through loss alone: about 0.4 suspicions/follower/day.
 		LossTarget:  1e-6,
-		ClaimWindow: 10 * time.Millisecond, // a few LAN round trips
-		BackoffMax:  0,                     // Interval/2 = 100 ms
+		ClaimWindow: 0, // min(10 ms, Interval/4): a few LAN round trips
+		BackoffMax:  0, // Interval/2 = 100 ms
 		// A tick one interval late means we were paused: re-listen.
 		PauseThreshold:  0,                // Interval = 200 ms
 		Preempt:         false,            // no failover just because a better node joined
@@ -181,17 +182,13 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// withDefaults fills the zero values that mean "derive from Interval".
+// withDefaults fills the zero values that mean "derive" (see Timings).
 func (c Config) withDefaults() Config {
-	if c.BackoffMax == 0 {
-		c.BackoffMax = c.Interval / 2
-	}
-	if c.PauseThreshold == 0 {
-		c.PauseThreshold = c.Interval
-	}
-	if c.ForgetPeerAfter == 0 {
-		c.ForgetPeerAfter = 30 * time.Second
-	}
+	t := c.Timings()
+	c.ClaimWindow = t.ClaimWindow
+	c.BackoffMax = t.BackoffMax
+	c.PauseThreshold = t.PauseThreshold
+	c.ForgetPeerAfter = t.ForgetPeerAfter
 	if c.MaxPeers == 0 {
 		c.MaxPeers = defaultPeer
 	}

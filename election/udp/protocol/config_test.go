@@ -25,7 +25,7 @@ func TestValidateNamesField(t *testing.T) {
 		{"Misses", func(c *Config) { c.Misses = 1 }},
 		{"MaxMisses", func(c *Config) { c.MaxMisses = 2 }},
 		{"LossTarget", func(c *Config) { c.LossTarget = 0 }},
-		{"ClaimWindow", func(c *Config) { c.ClaimWindow = 0 }},
+		{"ClaimWindow", func(c *Config) { c.ClaimWindow = -time.Millisecond }},
 		{"ClaimWindow", func(c *Config) { c.ClaimWindow = 150 * time.Millisecond }},
 		{"BackoffMax", func(c *Config) { c.BackoffMax = time.Second }},
 		{"PauseThreshold", func(c *Config) { c.PauseThreshold = time.Second }},

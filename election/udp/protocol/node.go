@@ -61,6 +61,11 @@ type Node struct {
 	// (Heartbeat, Answer, or ourselves leading). Leaders with a lower term
 	// are stale; claims with a term not above it are stale.
 	maxLeaderTerm uint64
+	// forgotLeaderTerm is maxLeaderTerm as it was before a failed quorum
+	// claim reset it (tick.go): the node then follows a lower-term leader
+	// a majority follows, but still corrects claims at or below it, so
+	// terms keep growing across leaders.
+	forgotLeaderTerm uint64
 
 	// leader is the known leader (ourselves when leading); zero if none.
 	leader     election.LeaderInfo
@@ -81,16 +86,13 @@ type Node struct {
 	lastBeat    time.Time
 	lastCorrect time.Time
 
-	// Quorum mode (see quorum.go).
-	promisedTerm uint64
-	promisedTo   string
-	promiseUntil time.Time
-	votes        map[string]bool
-	claimSentAt  time.Time
-	sentAt       map[uint64]time.Time
-	ackedAt      map[string]time.Time
-	leaseUntil   time.Time
-	listenUntil  time.Time
+	// listenUntil: a leader that was paused does not act before it.
+	listenUntil time.Time
+
+	// t holds the durations derived from cfg (timings.go).
+	t Timings
+	// q is all quorum-mode bookkeeping (quorum.go).
+	q quorumTracker
 
 	peers map[string]*peer
 
@@ -139,12 +141,10 @@ func NewNode(cfg Config, now time.Time) (*Node, error) {
 			Dropped:  make(map[DropReason]uint64),
 		},
 	}
+	n.t = cfg.Timings()
+	n.q = newQuorumTracker(n.t, cfg.ClusterSize, now)
 	n.fstate = waiting
-	n.waitUntil = now.Add(time.Duration(cfg.Misses) * cfg.Interval)
-	if n.quorum() {
-		// We may have promised something in a previous life.
-		n.promiseUntil = now.Add(n.promise())
-	}
+	n.waitUntil = now.Add(n.t.Suspect)
 	n.emit("", Message{Type: Query})
 	n.scheduled = n.NextTick()
 	return n, nil
@@ -165,8 +165,8 @@ func (n *Node) NextTick() time.Time {
 	}
 	switch n.role {
 	case election.Leader:
-		if n.quorum() && n.leaseUntil.Before(n.nextBeat) {
-			return n.leaseUntil
+		if n.q.on() && n.q.leaseEnd().Before(n.nextBeat) {
+			return n.q.leaseEnd()
 		}
 		return n.nextBeat
 	case election.Candidate:
@@ -240,10 +240,10 @@ func (n *Node) CanActAsLeader(now time.Time) bool {
 	if now.Before(n.listenUntil) {
 		return false
 	}
-	if n.quorum() && !now.Before(n.leaseUntil) {
+	if !n.q.mayAct(now) {
 		return false
 	}
-	return !now.After(n.nextBeat.Add(n.cfg.PauseThreshold))
+	return !now.After(n.nextBeat.Add(n.t.PauseThreshold))
 }
 
 // emit queues m to `to` ("" = broadcast), stamping the header fields.
@@ -280,6 +280,10 @@ func (n *Node) setLeader(l election.LeaderInfo, prio uint8) {
 	}
 	n.leader, n.leaderPrio = l, prio
 }
+
+// newestLeaderTerm is the highest leader term this node has known:
+// claims at or below it are stale.
+func (n *Node) newestLeaderTerm() uint64 { return max(n.maxLeaderTerm, n.forgotLeaderTerm) }
 
 func (n *Node) observeTerm(t uint64) {
 	if t > n.maxTerm {

@@ -69,7 +69,7 @@ func TestQuorumVotesAndLease(t *testing.T) {
 	cl := out[len(out)-1].Msg
 	require.Equal(t, Claim, cl.Type)
 	now := a.now
-	require.False(t, now.Before(b.promiseUntil), "start-up promise has run out by a's claim")
+	require.False(t, now.Before(b.q.grantedUntil()), "start-up promise has run out by a's claim")
 	b.Step(now, cl)
 	votes := b.Ready()
 	require.Len(t, votes, 1)
@@ -83,7 +83,12 @@ func TestQuorumVotesAndLease(t *testing.T) {
 	assert.Equal(t, uint64(1), b.Stats().VotesRefused)
 
 	a.Step(now.Add(time.Millisecond), votes[0].Msg)
-	require.Equal(t, election.Leader, a.Status().Role, "2 of 3 is a majority: leads at once")
+	require.Equal(t, election.Candidate, a.Status().Role, "the claim is decided when its window ends")
+	a.Tick(a.NextTick())
+	a.Ready()
+	require.Equal(t, election.Candidate, a.Status().Role, "claim resent halfway")
+	a.Tick(a.NextTick())
+	require.Equal(t, election.Leader, a.Status().Role, "2 of 3 is a majority")
 	assert.True(t, a.CanActAsLeader(a.now))
 
 	// Without acks the lease runs out and a steps down.

@@ -60,6 +60,10 @@ type Stats struct {
 	StaleLeaderIgnored uint64
 	// VotesGranted and VotesRefused count votes (quorum mode).
 	VotesGranted, VotesRefused uint64
+	// AcksRefused counts heartbeats of our leader not acked because a
+	// grant to another (term, node) — or the start-up promise — was in
+	// force (quorum mode).
+	AcksRefused uint64
 	// QuorumFailed counts claims that ended without a majority of votes.
 	QuorumFailed uint64
 	// LeaseLost counts leaderships ended because a majority stopped

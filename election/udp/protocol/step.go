@@ -27,6 +27,7 @@ func (n *Node) Step(now time.Time, m Message) {
 	}
 	n.stats.Received[m.Type]++
 	n.observeTerm(m.Term)
+	n.noteMember(now, m.From)
 	switch m.Type {
 	case Heartbeat, Answer:
 		n.stepLeaderMsg(now, &m)
@@ -78,7 +79,7 @@ func (n *Node) check(m *Message) DropReason {
 		}
 	case Query:
 	case Vote, Ack:
-		if !n.quorum() {
+		if !n.q.on() {
 			return DropUnsupported
 		}
 		if m.Leader == "" || TermRound(m.Term) == 0 {
@@ -137,7 +138,7 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 			n.campaign(now, true)
 		}
 	}
-	if n.quorum() && m.Type == Heartbeat && n.role == election.Follower && n.fstate == following &&
+	if n.q.on() && m.Type == Heartbeat && n.role == election.Follower && n.fstate == following &&
 		n.leader.ID == m.From && n.leader.Term == m.Term {
 		n.ack(now, m)
 	}
@@ -159,7 +160,7 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 			n.yieldTo(now, m)
 		}
 	default:
-		if m.Term <= n.maxLeaderTerm {
+		if m.Term <= n.newestLeaderTerm() {
 			// Older than a leader we know: the claimant restarted and has
 			// not heard the current term (its leader may be dead or
 			// paused). Tell it, so it does not lead with a lower term.
@@ -187,10 +188,13 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 
 // stepResign handles a leader (or candidate) leaving.
 func (n *Node) stepResign(now time.Time, m *Message) {
-	if n.quorum() && m.Term == n.promisedTerm && n.role == election.Follower {
-		// The leader we promised to has stopped for good: release the
-		// promise so a successor can be voted in at once.
-		n.promiseUntil = time.Time{}
+	if n.role == election.Follower {
+		// The leader (or candidate) we granted has stopped for good:
+		// release the grant so a successor can be voted in at once.
+		n.q.release(m.Term, m.From)
+		if n.q.on() && m.Leader == "" {
+			return // a candidate gave up its claim; nothing else changes
+		}
 	}
 	if n.role != election.Follower || m.Term < n.maxLeaderTerm {
 		return
@@ -238,12 +242,12 @@ func (n *Node) stepQuery(now time.Time, m *Message) {
 // unicast QUERY (Term = that term, Leader = our leader). At most one per
 // W/4, so forged claims cannot make us flood.
 func (n *Node) correct(now time.Time, to string) {
-	if n.maxLeaderTerm == 0 {
+	if n.newestLeaderTerm() == 0 {
 		return
 	}
 	if !n.lastCorrect.IsZero() && now.Sub(n.lastCorrect) < n.cfg.ClaimWindow/4 {
 		return
 	}
 	n.lastCorrect = now
-	n.emit(to, Message{Type: Query, Term: n.maxLeaderTerm, Leader: n.leader.ID})
+	n.emit(to, Message{Type: Query, Term: n.newestLeaderTerm(), Leader: n.leader.ID})
 }

@@ -30,6 +30,7 @@ func (n *Node) Tick(now time.Time) {
 	if n.quiet {
 		return
 	}
+	n.countMembers(now)
 	// A few passes: one deadline can lead straight to the next (suspicion
 	// with a zero backoff draw claims at once).
 	for range 4 {
@@ -43,11 +44,13 @@ func (n *Node) Tick(now time.Time) {
 func (n *Node) tickOnce(now time.Time) bool {
 	switch n.role {
 	case election.Leader:
-		if n.quorum() && !now.Before(n.leaseUntil) {
-			// A majority stopped acknowledging: we may no longer be the
-			// only leader. Step down; claim again later with votes.
+		if !n.q.mayAct(now) {
+			// A majority stopped acknowledging (or the cluster is larger
+			// than ClusterSize): we may no longer be the only leader.
+			// Step down; claim again later with votes.
 			n.stats.LeaseLost++
-			n.wait(now, n.yieldWait())
+			n.q.lost = true
+			n.wait(now, n.t.YieldWait)
 			return true
 		}
 		if now.Before(n.nextBeat) {
@@ -61,16 +64,28 @@ func (n *Node) tickOnce(now time.Time) bool {
 		return true
 	case election.Candidate:
 		if !now.Before(n.claimUntil) {
-			if n.quorum() && len(n.votes)+1 < n.majority() {
+			if !n.q.won() {
 				n.stats.QuorumFailed++
+				n.q.lost = true
 				n.abandonClaim()
+				if len(n.q.votes) > 0 {
+					// Free the voters at once: their grants to this
+					// claim would otherwise refuse the next claimant
+					// for a whole Promise, and claims that each win a
+					// vote or two can starve one another for good.
+					n.emit("", Message{Type: Resign, Term: n.claimTerm})
+				}
 				// A majority would not vote: most likely it follows a
 				// leader whose term we wrongly consider stale (nodes that
 				// restarted forgot newer terms). In quorum mode the lease,
 				// not the term, keeps leaders exclusive, so accept whatever
 				// leader the majority follows.
+				n.forgotLeaderTerm = n.newestLeaderTerm()
 				n.maxLeaderTerm = 0
-				n.backOff(now, n.cfg.Interval)
+				// Wait (voting for others' claims meanwhile), backing off
+				// exponentially: a minority side must not claim at full
+				// rate for the whole partition.
+				n.wait(now, n.q.claimFailed(n.t.Interval))
 				return true
 			}
 			n.lead(now)

@@ -32,6 +32,7 @@ func (n *Node) follow(now time.Time, m *Message) {
 	n.lpPayload = append([]byte(nil), m.Payload...)
 	n.listenUntil = time.Time{}
 	n.relistenUntil = time.Time{}
+	n.q.heardLeader()
 }
 
 // wait makes this node a leaderless follower that listens until now+d:
@@ -53,16 +54,15 @@ func (n *Node) wait(now time.Time, d time.Duration) {
 // yieldTo gives way to m's claim: wait for the claimant's heartbeat and,
 // in quorum mode, vote for it.
 func (n *Node) yieldTo(now time.Time, m *Message) {
-	n.wait(now, n.yieldWait())
-	if n.quorum() {
+	n.wait(now, n.t.YieldWait)
+	if n.q.on() {
 		n.vote(now, m)
 	}
 }
 
 // yieldWait is how long a node that yielded to a claim waits for the
-// claimant's first heartbeat before it suspects again: the claim window
-// plus one interval of slack.
-func (n *Node) yieldWait() time.Duration { return n.cfg.ClaimWindow + n.cfg.Interval }
+// claimant's first heartbeat before it suspects again (Timings.YieldWait).
+func (n *Node) yieldWait() time.Duration { return n.t.YieldWait }
 
 // backOff starts the randomized wait before claiming; extra delays it (to
 // let a named successor claim first).
@@ -70,7 +70,7 @@ func (n *Node) backOff(now time.Time, extra time.Duration) {
 	n.stats.Suspicions++
 	n.setRole(election.Follower)
 	n.fstate = backingOff
-	n.waitUntil = now.Add(extra + heartbeat.Backoff(n.cfg.Rand, n.cfg.Priority, n.cfg.BackoffMax))
+	n.waitUntil = now.Add(extra + heartbeat.Backoff(n.cfg.Rand, n.cfg.Priority, n.t.BackoffMax))
 	n.setLeader(election.LeaderInfo{}, 0)
 }
 
@@ -79,36 +79,39 @@ func (n *Node) campaign(now time.Time, preempt bool) {
 	if n.round >= MaxRound {
 		// Terms exhausted (or poisoned by a forged huge term): never
 		// claim, never panic. Stay a waiting follower.
-		n.wait(now, n.yieldWait())
+		n.wait(now, n.t.YieldWait)
 		return
 	}
-	if n.quorum() && now.Before(n.promiseUntil) {
-		// We promised a vote or an ack: our own claim would break it.
-		// Claim after it runs out — plus a claim window, since the other
-		// voters' promises to the same leader run out a delivery later,
-		// plus a fresh backoff draw so the nodes that were all waiting for
-		// their promises do not claim together and split the votes.
+	term := MakeTerm(n.round+1, n.cfg.Priority, n.tag)
+	if !n.q.mayGrant(now, term, n.cfg.NodeID) {
+		// Our claim is a vote for ourselves, and we granted someone else
+		// (or, just started, maybe did in a previous life): claiming now
+		// would break that. Claim after it runs out — plus a claim
+		// window, since the other voters' grants to the same leader run
+		// out a delivery later, plus a fresh backoff draw so the nodes
+		// that were all waiting do not claim together and split the votes.
 		n.setRole(election.Follower)
 		n.setLeader(election.LeaderInfo{}, 0)
 		n.fstate = backingOff
-		n.waitUntil = n.promiseUntil.Add(n.cfg.ClaimWindow + heartbeat.Backoff(n.cfg.Rand, n.cfg.Priority, n.cfg.BackoffMax))
+		n.waitUntil = n.q.grantedUntil().Add(n.t.ClaimWindow + heartbeat.Backoff(n.cfg.Rand, n.cfg.Priority, n.t.BackoffMax))
+		if !n.waitUntil.After(now) {
+			// Refused for another reason (the cluster is larger than
+			// ClusterSize): try again later, which re-counts.
+			n.waitUntil = now.Add(n.q.claimFailed(n.t.Interval))
+		}
 		return
 	}
 	n.round++
-	n.claimTerm = MakeTerm(n.round, n.cfg.Priority, n.tag)
+	n.claimTerm = term
 	n.observeTerm(n.claimTerm)
 	n.claimPreempt = preempt
-	n.claimUntil = now.Add(n.cfg.ClaimWindow)
-	n.claimResendAt = now.Add(n.cfg.ClaimWindow / 2)
+	n.claimUntil = now.Add(n.t.ClaimWindow)
+	n.claimResendAt = now.Add(n.t.ClaimResend)
 	n.claimResent = false
 	n.stats.Elections++
 	n.setRole(election.Candidate)
 	n.setLeader(election.LeaderInfo{}, 0)
-	if n.quorum() {
-		n.votes = make(map[string]bool)
-		n.claimSentAt = now
-		n.promiseTo(now, n.claimTerm, n.cfg.NodeID)
-	}
+	n.q.startClaim(now, n.claimTerm, n.cfg.NodeID)
 	n.sendClaim()
 }
 
@@ -131,11 +134,9 @@ func (n *Node) lead(now time.Time) {
 	n.setLeader(election.LeaderInfo{ID: n.cfg.NodeID, Addr: n.cfg.Addr, Term: n.claimTerm}, n.cfg.Priority)
 	n.lpLeader, n.lpTerm, n.lpPayload = n.cfg.NodeID, n.claimTerm, n.payload
 	n.listenUntil = time.Time{}
-	if n.quorum() {
-		n.startLease()
-	}
+	n.q.startLease()
 	n.beat(now)
-	n.nextBeat = now.Add(n.cfg.Interval)
+	n.nextBeat = now.Add(n.t.Interval)
 }
 
 // beat broadcasts a heartbeat carrying the payload.
@@ -143,9 +144,7 @@ func (n *Node) beat(now time.Time) {
 	n.lastBeat = now
 	n.beats++
 	n.emit("", Message{Type: Heartbeat, Term: n.leader.Term, Leader: n.cfg.NodeID, Beat: n.beats, Payload: n.payload})
-	if n.quorum() {
-		n.recordSent(now)
-	}
+	n.q.sent(n.seq, now)
 }
 
 // answerBeat heartbeats at once in reply to a claim or a rival leader,
@@ -170,7 +169,7 @@ func (n *Node) onPause(now time.Time) {
 		n.listenUntil = now.Add(n.cfg.ClaimWindow)
 		n.nextBeat = now.Add(n.cfg.Interval)
 	case election.Candidate:
-		if n.quorum() {
+		if n.q.on() {
 			// Votes that arrived while we slept may be stale: the voters'
 			// promises may have run out and someone else been elected.
 			// Start over.
@@ -179,15 +178,15 @@ func (n *Node) onPause(now time.Time) {
 			return
 		}
 		// Our window may have passed unseen: claim again, full window.
-		n.claimUntil = now.Add(n.cfg.ClaimWindow)
-		n.claimResendAt = now.Add(n.cfg.ClaimWindow / 2)
+		n.claimUntil = now.Add(n.t.ClaimWindow)
+		n.claimResendAt = now.Add(n.t.ClaimResend)
 		n.claimResent = false
 		n.sendClaim()
 	default:
 		// Heartbeats may be queued behind our pause: give the leader one
 		// interval before suspecting it.
 		if n.fstate == following {
-			n.relistenUntil = now.Add(n.cfg.Interval)
+			n.relistenUntil = now.Add(n.t.Relisten)
 		}
 	}
 }

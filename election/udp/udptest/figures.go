@@ -66,20 +66,15 @@ func waitNewLeader(s *Sim, old string, within time.Duration) (time.Duration, err
 // on a loss-free network with one-way delay at most maxDelay:
 // Misses×Interval + BackoffMax + ClaimWindow + maxDelay.
 func FailoverBound(c protocol.Config, maxDelay time.Duration) time.Duration {
-	return time.Duration(c.Misses)*c.Interval + backoffMax(c) + c.ClaimWindow + maxDelay
+	t := c.Timings()
+	return t.Suspect + t.BackoffMax + t.ClaimWindow + maxDelay
 }
 
 // ResignBound is the documented bound after a graceful Resign:
 // ClaimWindow + Interval (+ delays).
 func ResignBound(c protocol.Config, maxDelay time.Duration) time.Duration {
-	return c.ClaimWindow + c.Interval + 2*maxDelay
-}
-
-func backoffMax(c protocol.Config) time.Duration {
-	if c.BackoffMax == 0 {
-		return c.Interval / 2
-	}
-	return c.BackoffMax
+	t := c.Timings()
+	return t.ClaimWindow + t.Interval + 2*maxDelay
 }
 
 // Failover measures, for one seed, the time from crashing a settled leader

@@ -45,7 +45,7 @@ func TestShortPauseKeepsLeadership(t *testing.T) {
 	s.Run(2*c.Interval + c.Interval/10) // a tick more than PauseThreshold late; followers have not claimed
 	s.Resume(old)
 	assert.False(t, s.Node(old).CanActAsLeader(s.Now()), "listens first")
-	s.Run(c.ClaimWindow + time.Millisecond)
+	s.Run(c.Timings().ClaimWindow + time.Millisecond)
 	require.NoError(t, s.Err)
 	assert.True(t, s.Node(old).CanActAsLeader(s.Now()))
 	assert.Equal(t, term, s.Node(old).Status().Leader.Term, "no leader change")

@@ -151,11 +151,13 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 // wait after yielding, twice (one election may be spoiled by a stale
 // claim), plus one interval.
 func settleBound(c protocol.Config) time.Duration {
-	backoff := c.BackoffMax
-	if backoff == 0 {
-		backoff = c.Interval / 2
+	t := c.Timings()
+	one := time.Duration(c.MaxMisses)*c.Interval + t.BackoffMax + 2*t.ClaimWindow + c.Interval
+	if c.ClusterSize > 0 {
+		// A node whose claims found no majority during the faults waits
+		// up to MaxClaimBackoff before it claims again.
+		one += t.MaxClaimBackoff
 	}
-	one := time.Duration(c.MaxMisses)*c.Interval + backoff + 2*c.ClaimWindow + c.Interval
 	return 2*one + c.Interval
 }
 

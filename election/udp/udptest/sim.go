@@ -384,7 +384,7 @@ func (s *Sim) checkLinkClean() {
 	if s.link.Loss > 0 {
 		s.MarkDirty("loss")
 	}
-	if 2*s.link.MaxDelay() >= s.opts.Base.ClaimWindow {
+	if 2*s.link.MaxDelay() >= s.opts.Base.Timings().ClaimWindow {
 		s.MarkDirty("delay beyond the claim window")
 	}
 }

@@ -1,0 +1,76 @@
+package protocol
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// QuorumStatus is quorum mode's view for logs, metrics and /status.
+type QuorumStatus struct {
+	// Size is Config.ClusterSize; 0 means quorum mode is off and the other
+	// fields are zero.
+	Size int
+	// Majority is Size/2+1.
+	Majority int
+	// Reachable is how many nodes (this one included) answered lately:
+	// acks within the lease while leading, else the votes of the last
+	// claim. Meaningful while Lost.
+	Reachable int
+	// Lost is true from a claim that found no majority, or a lease that
+	// ran out, until a leader is heard or elected.
+	Lost bool
+	// Heard is how many distinct node ids (this one included) were heard
+	// within ForgetPeerAfter; HeardIDs lists them, sorted.
+	Heard    int
+	HeardIDs []string
+	// Overfull is Heard > Size: ClusterSize is too small for the nodes on
+	// the LAN, and this node will not vote, ack or act as leader.
+	Overfull bool
+}
+
+// Quorum returns quorum mode's current view.
+func (n *Node) Quorum() QuorumStatus {
+	q := &n.q
+	if !q.on() {
+		return QuorumStatus{}
+	}
+	return QuorumStatus{
+		Size:      q.size,
+		Majority:  q.majority(),
+		Reachable: q.reachable(n.now, n.role == election.Leader),
+		Lost:      q.lost,
+		Heard:     q.heard,
+		HeardIDs:  slices.Clone(q.heardIDs),
+		Overfull:  q.overfull(),
+	}
+}
+
+// countMembers updates the number of distinct node ids heard within
+// ForgetPeerAfter (peers that resigned excluded). Called on every Tick and
+// accepted Step in quorum mode.
+func (n *Node) countMembers(now time.Time) {
+	if !n.q.on() {
+		return
+	}
+	ids := n.q.heardIDs[:0]
+	ids = append(ids, n.cfg.NodeID)
+	for id, p := range n.peers {
+		if !p.gone && now.Sub(p.lastHeard) < n.t.ForgetPeerAfter {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	n.q.heardIDs, n.q.heard = ids, len(ids)
+}
+
+// noteMember recounts the node ids heard when from is not among them.
+func (n *Node) noteMember(now time.Time, from string) {
+	if !n.q.on() {
+		return
+	}
+	if _, found := slices.BinarySearch(n.q.heardIDs, from); !found {
+		n.countMembers(now)
+	}
+}

@@ -1,0 +1,90 @@
+package protocol
+
+import "time"
+
+// Timings are the durations the protocol derives from a Config: the one
+// place each derivation is written. The Node, the udp adapter, the CLI and
+// the simulator's bounds all read them from Config.Timings.
+type Timings struct {
+	// Interval is the leader's heartbeat period.
+	Interval time.Duration
+	// Suspect is Misses × Interval: how long a loss-free follower hears
+	// nothing before it suspects its leader (the adaptive detector may
+	// wait up to MaxMisses × Interval on a lossy link).
+	Suspect time.Duration
+	// ClaimWindow is how long a candidate listens after its CLAIM.
+	// Config.ClaimWindow, or if zero min(10 ms, Interval/4).
+	ClaimWindow time.Duration
+	// ClaimResend is when, within the window, the CLAIM is sent again
+	// (one loss must not lose an election): ClaimWindow/2.
+	ClaimResend time.Duration
+	// BackoffMax bounds the randomized wait between suspecting and
+	// claiming. Config.BackoffMax, or if zero Interval/2.
+	BackoffMax time.Duration
+	// YieldWait is how long a node that yielded to a claim waits for the
+	// claimant's first heartbeat: ClaimWindow + Interval.
+	YieldWait time.Duration
+	// PauseThreshold: a call this late after NextTick means we were paused
+	// (or the host suspended). Config.PauseThreshold, or if zero Interval.
+	PauseThreshold time.Duration
+	// Relisten is how long a follower that was paused keeps listening for
+	// its leader's queued heartbeats before it may suspect: Interval.
+	Relisten time.Duration
+	// Promise (quorum mode) is how long a VOTE or ACK binds the voter:
+	// PromiseMisses × Interval.
+	Promise time.Duration
+	// Lease (quorum mode) is how long a leader may act after sending the
+	// claim or heartbeat a majority answered: 4/5 of Promise, the margin
+	// that tolerates clock rates differing by up to 20 %.
+	Lease time.Duration
+	// MaxClaimBackoff (quorum mode) bounds the wait after claims that
+	// found no majority: Interval doubling per failure up to 16 × Interval.
+	MaxClaimBackoff time.Duration
+	// ForgetPeerAfter is how long a silent peer is remembered (replay
+	// protection, successor choice, the count of node ids heard).
+	ForgetPeerAfter time.Duration
+}
+
+// Default timing constants not derived from Interval.
+const (
+	defaultClaimWindow = 10 * time.Millisecond // a few LAN round trips
+	defaultForgetPeer  = 30 * time.Second
+)
+
+// Timings derives every protocol duration from c. Zero fields of c that
+// mean "derive from Interval" are derived here and nowhere else.
+func (c Config) Timings() Timings {
+	t := Timings{
+		Interval:        c.Interval,
+		Suspect:         time.Duration(c.Misses) * c.Interval,
+		ClaimWindow:     c.ClaimWindow,
+		BackoffMax:      c.BackoffMax,
+		PauseThreshold:  c.PauseThreshold,
+		Relisten:        c.Interval,
+		ForgetPeerAfter: c.ForgetPeerAfter,
+		MaxClaimBackoff: c.Interval << maxClaimBackoffShift,
+	}
+	if t.ClaimWindow == 0 {
+		// A few LAN round trips, but well under the interval for very fast
+		// settings.
+		t.ClaimWindow = min(defaultClaimWindow, c.Interval/4)
+	}
+	if t.BackoffMax == 0 {
+		t.BackoffMax = c.Interval / 2
+	}
+	if t.PauseThreshold == 0 {
+		t.PauseThreshold = c.Interval
+	}
+	if t.ForgetPeerAfter == 0 {
+		t.ForgetPeerAfter = defaultForgetPeer
+	}
+	t.ClaimResend = t.ClaimWindow / 2
+	t.YieldWait = t.ClaimWindow + c.Interval
+	pm := c.PromiseMisses
+	if pm == 0 {
+		pm = c.Misses
+	}
+	t.Promise = time.Duration(pm) * c.Interval
+	t.Lease = t.Promise * 4 / 5
+	return t
+}
