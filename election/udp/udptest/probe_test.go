@@ -21,7 +21,7 @@ func probeBase() protocol.Config {
 // quarter interval later, its answer takes a round trip, then the usual
 // backoff and claim window.
 func probeBound(c protocol.Config, maxDelay time.Duration) time.Duration {
-	return c.Interval + c.Interval/4 + 2*maxDelay + c.Timings().BackoffMax + c.ClaimWindow + maxDelay
+	return c.Interval + c.Interval/4 + 2*maxDelay + c.Timings().BackoffMax + c.Timings().ClaimWindow + maxDelay
 }
 
 // crashAndMeasure settles a 3-node cluster, crashes the leader at a random
