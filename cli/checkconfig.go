@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,15 +9,23 @@ import (
 	"github.com/lanleader/lanleader/jobs"
 )
 
+// maxPreview bounds --count: a preview is read by a person.
+const maxPreview = 1000
+
 func newCheckConfigCmd(modes []Mode) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check-config [FILE]",
 		Short: "validate a config file and print each job's next runs",
 		Long: `Check-config validates the config file (FILE, or --config) exactly as run
 does, with the same flags, without touching the network, and prints each
-job's next three run times. It exits 3 if run would refuse the file.`,
+job's next run times (--count, default 3) after now or after --from, one per
+line in RFC 3339 with the offset of the job's zone (CRON_TZ, or this
+machine's): preview a daylight saving night with --from. The times are the
+runs' keys: LANLEADER_SCHEDULED_AT is the same instant in UTC. It exits 3 if
+run would refuse the file.`,
 		Example: `  lanleader check-config /etc/lanleader/lanleader.yaml
-  lanleader check-config --config app.yaml --mode=static --leader db1`,
+  lanleader check-config --config app.yaml --mode=static --leader db1
+  lanleader check-config app.yaml --from 2026-10-24T12:00:00+02:00 --count 5`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{fmt.Errorf("want at most one config FILE, got %d", len(args))}
@@ -30,7 +37,20 @@ job's next three run times. It exits 3 if run would refuse the file.`,
 		},
 	}
 	rf := addRunFlags(cmd, modes)
+	from := cmd.Flags().String("from", "", "print the runs after this RFC 3339 time (e.g. 2026-03-28T12:00:00+01:00) instead of now")
+	count := cmd.Flags().Int("count", 3, fmt.Sprintf("how many runs of each job to print (1-%d)", maxPreview))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		start := time.Now()
+		if *from != "" {
+			t, err := time.Parse(time.RFC3339, *from)
+			if err != nil {
+				return usageError{fmt.Errorf("--from %q: not an RFC 3339 time such as 2026-03-28T12:00:00+01:00", *from)}
+			}
+			start = t
+		}
+		if *count < 1 || *count > maxPreview {
+			return usageError{fmt.Errorf("--count %d: want 1 to %d", *count, maxPreview)}
+		}
 		if len(args) == 1 {
 			rf.s.ConfigPath = args[0]
 			_ = cmd.Flags().Set("config", args[0])
@@ -41,17 +61,20 @@ job's next three run times. It exits 3 if run would refuse the file.`,
 		}
 		stdout := cmd.OutOrStdout()
 		fmt.Fprintf(stdout, "%s: ok (mode %s, %d jobs)\n", rc.file.Path, rc.s.Mode, len(rc.file.Jobs))
-		now := time.Now()
 		for _, j := range rc.file.Jobs {
-			next, err := jobs.NextN(j.Schedule, now, 3)
+			next, err := jobs.NextN(j.Schedule, start, *count)
 			if err != nil {
 				return ConfigError{fmt.Errorf("%s: job %q: %w", rc.file.Path, j.Name, err)}
 			}
-			times := make([]string, len(next))
-			for i, t := range next {
-				times[i] = t.Format("2006-01-02 15:04:05 MST")
+			zone := "local"
+			if len(next) > 0 && next[0].Location() != time.Local {
+				zone = next[0].Location().String()
 			}
-			fmt.Fprintf(stdout, "  %-20s %-22s next: %s\n", j.Name, j.Schedule, strings.Join(times, ", "))
+			fmt.Fprintf(stdout, "  %s: %q (%s), next %d after %s:\n", j.Name, j.Schedule, zone,
+				len(next), start.Format(time.RFC3339))
+			for _, t := range next {
+				fmt.Fprintf(stdout, "    %s\n", t.Format(time.RFC3339))
+			}
 		}
 		return nil
 	}

@@ -75,24 +75,34 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// previewRuns runs check-config and returns each job's printed instants.
+func previewRuns(t *testing.T, args ...string) map[string][]time.Time {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, append([]string{"check-config"}, args...)...)
+	require.Equal(t, ExitOK, code, stderr)
+	next := map[string][]time.Time{}
+	job := regexp.MustCompile(`^  (\S+): ".*" \(.*\), next \d+ after .*:$`)
+	var cur string
+	for _, l := range strings.Split(stdout, "\n") {
+		if m := job.FindStringSubmatch(l); m != nil {
+			cur = m[1]
+			continue
+		}
+		if s, ok := strings.CutPrefix(l, "    "); ok {
+			at, err := time.Parse(time.RFC3339, s)
+			require.NoError(t, err, "line %q", l)
+			next[cur] = append(next[cur], at)
+		}
+	}
+	return next
+}
+
 func TestCheckConfigPrintsNextThreeRuns(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "check-config", "testdata/good.yaml")
 	require.Equal(t, ExitOK, code, stderr)
 	assert.Contains(t, stdout, "testdata/good.yaml: ok (mode udp, 2 jobs)")
 
-	next := map[string][]time.Time{}
-	line := regexp.MustCompile(`^\s+(\S+)\s+.*next: (.*)$`)
-	for _, l := range strings.Split(stdout, "\n") {
-		m := line.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		for _, s := range strings.Split(m[2], ", ") {
-			at, err := time.Parse("2006-01-02 15:04:05 MST", s)
-			require.NoError(t, err, "line %q", l)
-			next[m[1]] = append(next[m[1]], at)
-		}
-	}
+	next := previewRuns(t, "testdata/good.yaml")
 	require.Len(t, next["five"], 3, stdout)
 	require.Len(t, next["nightly"], 3, stdout)
 	for i, at := range next["five"] {
@@ -102,10 +112,42 @@ func TestCheckConfigPrintsNextThreeRuns(t *testing.T) {
 		}
 	}
 	for i, at := range next["nightly"] {
-		assert.Equal(t, "02:30:00", at.Format(time.TimeOnly), "nightly")
 		if i > 0 {
 			assert.True(t, at.After(next["nightly"][i-1]), "nightly: runs not increasing")
 		}
+	}
+}
+
+// check-config previews a daylight saving night from any time, each
+// instant with its zone's offset.
+func TestCheckConfigPreviewsDST(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "check-config", "testdata/dst.yaml", "--from", "2026-10-24T12:00:00+02:00", "--count", "4")
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Contains(t, stdout, `  backup: "CRON_TZ=Europe/Berlin 30 2 * * *" (Europe/Berlin), next 4 after 2026-10-24T12:00:00+02:00:
+    2026-10-25T02:30:00+02:00
+    2026-10-26T02:30:00+01:00
+    2026-10-27T02:30:00+01:00
+    2026-10-28T02:30:00+01:00
+`)
+	assert.Contains(t, stdout, `  hourly: "CRON_TZ=Europe/Berlin 30 * * * *" (Europe/Berlin), next 4 after 2026-10-24T12:00:00+02:00:
+    2026-10-24T12:30:00+02:00
+`)
+	next := previewRuns(t, "testdata/dst.yaml", "--from", "2026-10-25T01:00:00+02:00", "--count", "4")
+	var got []string
+	for _, at := range next["hourly"] {
+		got = append(got, at.Format(time.RFC3339))
+	}
+	assert.Equal(t, []string{"2026-10-25T01:30:00+02:00", "2026-10-25T02:30:00+02:00",
+		"2026-10-25T02:30:00+01:00", "2026-10-25T03:30:00+01:00"}, got)
+
+	next = previewRuns(t, "testdata/dst.yaml", "--from", "2026-03-28T12:00:00Z", "--count", "2")
+	require.Len(t, next["backup"], 2)
+	assert.Equal(t, "2026-03-29T03:00:00+02:00", next["backup"][0].Format(time.RFC3339), "skipped 02:30 runs at the jump")
+
+	for _, bad := range [][]string{{"--from", "yesterday"}, {"--from", "2026-10-24 12:00"}, {"--count", "0"}, {"--count", "1001"}} {
+		code, _, stderr := runCLI(t, append([]string{"check-config", "testdata/dst.yaml"}, bad...)...)
+		assert.Equal(t, ExitUsage, code, "%v", bad)
+		assert.Contains(t, stderr, bad[0]+" ", "%v names the flag", bad)
 	}
 }
 
