@@ -34,6 +34,10 @@ type Config struct {
 	// a node that takes over already holds the last leader's ledger. It
 	// must not block; p must not be kept or modified.
 	OnPayload func(leader string, term uint64, p []byte)
+	// Clock is the protocol's time source; nil means SystemClock(), which
+	// counts through host suspend. Tests inside testing/synctest use
+	// GoClock.
+	Clock Clock
 	// OnPacket, if set, is told about every packet received: its message
 	// type ("unknown" if it did not decode) and what became of it ("ok" or a
 	// drop reason). Used for metrics. It must not block.
@@ -43,8 +47,9 @@ type Config struct {
 // Elector runs the UDP election protocol on a Transport. It implements
 // election.Elector.
 type Elector struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	clock Clock
 
 	// mu guards node: the run loop steps it, and CanActAsLeader and
 	// LeaderPayload read it from the job runner's goroutines.
@@ -83,13 +88,17 @@ func New(cfg Config) (*Elector, error) {
 	if cfg.Protocol.Incarnation == 0 {
 		cfg.Protocol.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(cfg.Protocol.Rand.Uint32()))
 	}
-	node, err := protocol.NewNode(cfg.Protocol, time.Now())
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock()
+	}
+	node, err := protocol.NewNode(cfg.Protocol, cfg.Clock.Now())
 	if err != nil {
 		return nil, fmt.Errorf("udp: %w", err)
 	}
 	return &Elector{
 		cfg:     cfg,
 		log:     cfg.Logger,
+		clock:   cfg.Clock,
 		node:    node,
 		addrs:   make(map[string]netip.AddrPort),
 		initial: node.Status(),
@@ -114,7 +123,7 @@ func (e *Elector) Status() election.Status {
 func (e *Elector) CanActAsLeader() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.node.CanActAsLeader(time.Now())
+	return e.node.CanActAsLeader(e.clock.Now())
 }
 
 // Publish asks the leader to send its payload (Config.Payload) at once

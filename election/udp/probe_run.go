@@ -79,6 +79,6 @@ func (e *Elector) probed(r probeResult) {
 	e.log.Info("leader's port is closed: its process is gone; suspecting it now",
 		"leader", r.req.Leader, "addr", r.req.Addr, "term", r.req.Term)
 	e.mu.Lock()
-	e.node.LeaderUnreachable(time.Now(), r.req.Leader, r.req.Term)
+	e.node.LeaderUnreachable(e.clock.Now(), r.req.Leader, r.req.Term)
 	e.mu.Unlock()
 }

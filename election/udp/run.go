@@ -44,7 +44,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 			if e.cfg.Payload != nil {
 				payload := e.cfg.Payload()
 				e.mu.Lock()
-				e.node.Publish(time.Now(), payload)
+				e.node.Publish(e.clock.Now(), payload)
 				e.mu.Unlock()
 			}
 		case <-timer.C:
@@ -56,7 +56,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 			if payload != nil {
 				e.node.SetPayload(payload)
 			}
-			now := time.Now()
+			now := e.clock.Now()
 			e.node.Tick(now)
 			e.probes.start(probeCtx, e.node, now)
 			e.mu.Unlock()
@@ -65,7 +65,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 		}
 		e.flush()
 		notifier.Update(e.currentStatus())
-		timer.Reset(time.Until(e.nextTick()))
+		timer.Reset(e.nextTick().Sub(e.clock.Now()))
 	}
 }
 
@@ -80,7 +80,9 @@ func (e *Elector) receive(p Packet) {
 	}
 	m.Addr = p.From.String()
 	e.mu.Lock()
-	e.node.Step(p.At, m)
+	// Protocol time is the Elector's clock, not the transport's receive
+	// stamp: that one stops during a host suspend.
+	e.node.Step(e.clock.Now(), m)
 	result := "ok"
 	if r := e.node.LastDrop(); r != "" {
 		result = string(r)
@@ -183,16 +185,20 @@ func (e *Elector) nextTick() time.Time {
 	return next
 }
 
-// resign hands leadership over (if held), sends the RESIGN, and reports the
-// final status, which ends any leadership context.
+// resign hands leadership over (if held). Order matters: the node stops
+// leading first (CanActAsLeader is false from here), then the leadership
+// ends for the application (its context is cancelled, OnStoppedLeading has
+// returned), and only then does the RESIGN leave — so no successor can
+// start leading while this node still does.
 func (e *Elector) resign(notifier *election.Notifier) {
 	e.mu.Lock()
 	wasLeader := e.node.Status().Role == election.Leader
-	e.node.Resign(time.Now())
+	e.node.Resign(e.clock.Now())
+	final := e.node.Status()
 	e.mu.Unlock()
-	e.flush()
+	notifier.Stop(final)
 	if wasLeader {
-		e.log.Info("resigned leadership", slog.Uint64("term", e.currentStatus().Term))
+		e.log.Info("resigned leadership", slog.Uint64("term", final.Term))
 	}
-	notifier.Stop(e.currentStatus())
+	e.flush()
 }
