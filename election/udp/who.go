@@ -27,16 +27,7 @@ type Answer struct {
 // in order of arrival (more than one means a split brain in progress). It
 // does not close t.
 func Query(ctx context.Context, t Transport, cluster string, keyring *wire.Keyring) ([]Answer, error) {
-	r := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	q := protocol.Message{
-		Type:        protocol.Query,
-		Cluster:     cluster,
-		From:        fmt.Sprintf("who-%08x", r.Uint32()),
-		Incarnation: protocol.NewIncarnation(time.Now().UnixMilli(), uint16(r.Uint32())),
-		Seq:         1,
-		Flags:       protocol.FlagClient,
-		Nonce:       r.Uint64() | 1, // never zero: zero means "no nonce"
-	}
+	q := clientQuery(cluster, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
 	b, err := wire.Encode(q, keyring)
 	if err != nil {
 		return nil, fmt.Errorf("udp: encode query: %w", err)
@@ -66,5 +57,22 @@ func Query(ctx context.Context, t Transport, cluster string, keyring *wire.Keyri
 			seen[key] = true
 			answers = append(answers, Answer{Leader: m.From, Term: m.Term, Addr: p.From.String(), RTT: p.At.Sub(sent)})
 		}
+	}
+}
+
+// clientQuery builds a `who` QUERY: a throwaway id and incarnation (nodes
+// do not remember clients), a nonce the answer must echo, and padding.
+func clientQuery(cluster string, r *rand.Rand) protocol.Message {
+	return protocol.Message{
+		Type:        protocol.Query,
+		Cluster:     cluster,
+		From:        fmt.Sprintf("who-%08x", r.Uint32()),
+		Incarnation: protocol.NewIncarnation(time.Now().UnixMilli(), uint16(r.Uint32())),
+		Seq:         1,
+		Flags:       protocol.FlagClient,
+		Nonce:       r.Uint64() | 1, // never zero: zero means "no nonce"
+		// Padding: nodes answer only queries at least as large as the
+		// answer, so a forged source address gains no amplification.
+		Payload: make([]byte, protocol.ClientQueryPad),
 	}
 }

@@ -68,6 +68,12 @@ type Config struct {
 	// no quorum, a leader per connected side. Preempt is not supported
 	// with quorum.
 	ClusterSize int
+	// SelfEcho says the transport delivers this node's own broadcasts back
+	// to it (a broadcast socket on Linux does). The node then knows when
+	// it cannot receive: a candidate leads only if it heard its own claim
+	// come back, and a leader that hears none of its own heartbeats for
+	// Misses intervals steps down. Off: nothing is assumed.
+	SelfEcho bool
 	// PromiseMisses (quorum mode): a VOTE or ACK binds the voter for
 	// PromiseMisses × Interval, and a leader's lease is 4/5 of that from the
 	// send time of the heartbeat a majority acked. Zero means Misses. Larger

@@ -53,6 +53,9 @@ type Node struct {
 	// heard is the newest leader heartbeat accepted from another node: the
 	// evidence this node carries in everything it sends.
 	heard Evidence
+	// leaderBeat is the newest Beat heard from the leader we follow.
+	leaderBeat uint64
+	hear       hearState
 	// round is the highest election round seen in any term.
 	round uint64
 	// maxTerm is the highest term seen in any message (reported in Status).
@@ -94,7 +97,8 @@ type Node struct {
 	// q is all quorum-mode bookkeeping (quorum.go).
 	q quorumTracker
 
-	peers map[string]*peer
+	peers   map[string]*peer
+	clients clientLimiter
 
 	// Leader probes (unreachable.go): probes were handed out since the
 	// leader was last heard at probeLast.
@@ -144,6 +148,7 @@ func NewNode(cfg Config, now time.Time) (*Node, error) {
 	n.t = cfg.Timings()
 	n.q = newQuorumTracker(n.t, cfg.ClusterSize, now)
 	n.fstate = waiting
+	n.hear.lastPeer = now
 	n.waitUntil = now.Add(n.t.Suspect)
 	n.emit("", Message{Type: Query})
 	n.scheduled = n.NextTick()
@@ -255,6 +260,12 @@ func (n *Node) emit(to string, m Message) {
 	m.Seq = n.seq
 	m.Priority = n.cfg.Priority
 	m.Heard = n.heard
+	if n.isolated(n.now) || n.deaf(n.now) {
+		m.Flags |= FlagIsolated
+	}
+	if to == "" {
+		n.sentBroadcast()
+	}
 	if m.Term == 0 {
 		m.Term = n.maxTerm
 	}

@@ -224,7 +224,9 @@ func TestClientQueriesAreAnsweredButNotRemembered(t *testing.T) {
 	n.Ready()
 
 	for i := range 5 {
-		n.Step(now, Message{Type: Query, Cluster: "c", From: fmt.Sprintf("who-%d", i), Incarnation: 1, Seq: 1, Flags: FlagClient, Priority: 255})
+		q := clientQuery(fmt.Sprintf("who-%d", i), uint64(i+1))
+		q.Cluster, q.Priority = "c", 255
+		n.Step(now, q)
 	}
 	answers := 0
 	for _, e := range n.Ready() {

@@ -24,7 +24,7 @@ type peer struct {
 //
 // A client's Query (FlagClient) is admitted without being recorded.
 func (n *Node) admit(now time.Time, m *Message) DropReason {
-	if m.Type == Query && m.Flags&FlagClient != 0 {
+	if isClientQuery(m) {
 		return ""
 	}
 	p, ok := n.peers[m.From]
@@ -80,3 +80,7 @@ func (n *Node) successor() string {
 	}
 	return best
 }
+
+// isClientQuery reports whether m is a client's "who leads?" rather than a
+// node's message.
+func isClientQuery(m *Message) bool { return m.Type == Query && m.Flags&FlagClient != 0 }

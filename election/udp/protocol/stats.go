@@ -26,6 +26,14 @@ const (
 	DropStaleIncarnation DropReason = "stale_incarnation"
 	// DropQuiet: we resigned and no longer take part.
 	DropQuiet DropReason = "quiet"
+	// DropNotLeader: a client Query reached a node that does not lead;
+	// only the leader answers clients.
+	DropNotLeader DropReason = "not_leader"
+	// DropReplayedQuery: a client Query with the same sender, incarnation
+	// and nonce as one answered within the last minute (a replay).
+	DropReplayedQuery DropReason = "replayed_query"
+	// DropRateLimited: a client Query over the leader's answer budget.
+	DropRateLimited DropReason = "rate_limited"
 )
 
 // Stats are counters since NewNode. Maps are copies owned by the caller.
@@ -78,6 +86,17 @@ type Stats struct {
 	// ProbeStale counts probe answers ignored because this node no longer
 	// followed that leader and term.
 	ProbeStale uint64
+	// RivalHeartbeats counts heartbeats of leaders this node ignored: a
+	// lower term than its leader's, or a better one without evidence that
+	// it hears that leader.
+	RivalHeartbeats uint64
+	// DeafClaims counts claims abandoned because they did not come back
+	// (Config.SelfEcho); DeafStepDown leaderships ended because this
+	// node's own heartbeats stopped coming back.
+	DeafClaims, DeafStepDown uint64
+	// DuplicateStepDown counts claims or leaderships given up because a
+	// process with this node's id that started first was heard.
+	DuplicateStepDown uint64
 	// LossEstimate is the detector's current estimate of heartbeat loss.
 	LossEstimate float64
 	// MissesThreshold is the detector's current suspicion threshold in
@@ -112,3 +131,13 @@ const FlagPreempt uint8 = 1 << 0
 // sender: it would otherwise fill the peer table, evict real followers and
 // could be named successor.
 const FlagClient uint8 = 1 << 1
+
+// FlagReport is set in a Query a follower sends its leader when it ignores
+// a better rival leader that shows no sign of hearing that leader. It is
+// not answered: its evidence (Heard) is the message.
+const FlagReport uint8 = 1 << 3
+
+// FlagIsolated may be set on any type: the sender has heard no other node
+// for 10 intervals, or (Config.SelfEcho) its own broadcasts do not come
+// back. Nobody follows its claims or heartbeats; others report it.
+const FlagIsolated uint8 = 1 << 4

@@ -15,11 +15,24 @@ func (n *Node) Step(now time.Time, m Message) {
 	now = n.enter(now)
 	defer n.leave()
 	n.lastDrop = n.check(&m)
+	switch {
+	case n.lastDrop == DropSelf:
+		n.onEcho(&m)
+	case n.lastDrop == DropDuplicateID && !n.quiet:
+		n.onDuplicate(now, &m)
+	}
 	if n.lastDrop == "" {
 		n.lastDrop = n.admit(now, &m)
 	}
 	if n.lastDrop == "" && n.quiet {
 		n.lastDrop = DropQuiet
+	}
+	if n.lastDrop == "" && isClientQuery(&m) {
+		n.lastDrop = n.stepClientQuery(now, &m)
+		if n.lastDrop == "" {
+			n.stats.Received[m.Type]++
+			return
+		}
 	}
 	if n.lastDrop != "" {
 		n.stats.Dropped[n.lastDrop]++
@@ -28,6 +41,7 @@ func (n *Node) Step(now time.Time, m Message) {
 	n.stats.Received[m.Type]++
 	n.observeTerm(m.Term)
 	n.noteMember(now, m.From)
+	n.heardPeer(now, &m)
 	switch m.Type {
 	case Heartbeat, Answer:
 		n.stepLeaderMsg(now, &m)
@@ -96,6 +110,11 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 	if m.Type == Heartbeat {
 		n.heard = Evidence{Term: m.Term, Beat: m.Beat}
 	}
+	if m.Flags&FlagIsolated != 0 && n.role != election.Leader {
+		// It says it hears nobody: whatever it leads, we do not follow.
+		n.noteRival(now, m)
+		return
+	}
 	stale := m.Term < n.maxLeaderTerm
 	if m.Term > n.maxLeaderTerm {
 		n.maxLeaderTerm = m.Term
@@ -103,11 +122,16 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 	switch n.role {
 	case election.Leader:
 		// Two leaders hear each other (a healed partition, or we were
-		// paused): the worse steps down at once; the better answers at
-		// once so the worse learns without waiting an interval.
+		// paused): the worse steps down at once if the better shows it
+		// hears it (evidence.go); the better answers at once, with that
+		// evidence, so the worse learns without waiting an interval.
 		if better(m.Term, m.Priority, m.From, n.leader.Term, n.cfg.Priority, n.cfg.NodeID) {
-			n.follow(now, m)
-			return
+			if n.leaderGivesWay(now, m) {
+				n.follow(now, m)
+				return
+			}
+		} else {
+			n.noteRival(now, m)
 		}
 		n.answerBeat(now)
 	case election.Candidate:
@@ -116,6 +140,7 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 		// stop a claim.
 		if stale {
 			n.stats.StaleLeaderIgnored++
+			n.noteRival(now, m)
 			return
 		}
 		if n.claimPreempt && m.Priority < n.cfg.Priority {
@@ -127,9 +152,13 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 			n.follow(now, m) // refresh
 		} else if n.fstate == following && !better(m.Term, m.Priority, m.From, n.leader.Term, n.leaderPrio, n.leader.ID) {
 			n.stats.StaleLeaderIgnored++
+			n.noteRival(now, m)
+			return
+		} else if n.fstate == following && !n.followerGivesWay(now, m) {
 			return
 		} else if stale {
 			n.stats.StaleLeaderIgnored++
+			n.noteRival(now, m)
 			return
 		} else {
 			n.follow(now, m)
@@ -146,9 +175,12 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 
 // stepClaim handles CLAIM(m.Term) from m.From.
 func (n *Node) stepClaim(now time.Time, m *Message) {
+	if m.Flags&FlagIsolated != 0 && n.role != election.Leader {
+		return // a claimant that hears nobody could not lead anyone
+	}
 	switch n.role {
 	case election.Leader:
-		if m.Flags&FlagPreempt != 0 && m.Priority > n.cfg.Priority && m.Term > n.leader.Term {
+		if m.Flags&FlagPreempt != 0 && m.Priority > n.cfg.Priority && m.Term > n.leader.Term && n.hearsUs(m.Heard) {
 			// VRRP preemption: a better node takes over on purpose.
 			n.wait(now, n.yieldWait())
 			return
@@ -224,6 +256,9 @@ func (n *Node) stepResign(now time.Time, m *Message) {
 // gives the claim up: it would lead with a term older than one already in
 // use. It claims again, higher, after the usual wait.
 func (n *Node) stepQuery(now time.Time, m *Message) {
+	if m.Flags&FlagReport != 0 {
+		return // a follower's rival report: its evidence is all it says
+	}
 	// An equal term is as bad: terms are unique per node, so a leader
 	// already used it, which can only be this node's previous incarnation
 	// (restarted before anyone suspected it): leading it again would give

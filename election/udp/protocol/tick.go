@@ -44,6 +44,14 @@ func (n *Node) Tick(now time.Time) {
 func (n *Node) tickOnce(now time.Time) bool {
 	switch n.role {
 	case election.Leader:
+		if n.cfg.SelfEcho && !n.hear.echoWant.IsZero() && now.Sub(n.hear.echoWant) >= n.t.Suspect {
+			// Our own heartbeats stopped coming back: we cannot hear a
+			// claim, a RESIGN or a query. Let a node that can hear lead.
+			n.stats.DeafStepDown++
+			n.hear.deafClaims++
+			n.wait(now, n.deafRetry())
+			return true
+		}
 		if !n.q.mayAct(now) {
 			// A majority stopped acknowledging (or the cluster is larger
 			// than ClusterSize): we may no longer be the only leader.
@@ -64,6 +72,20 @@ func (n *Node) tickOnce(now time.Time) bool {
 		return true
 	case election.Candidate:
 		if !now.Before(n.claimUntil) {
+			if n.cfg.SelfEcho && !n.hear.claimEchoed {
+				// Our claim did not come back: we cannot hear objections
+				// (a live leader's answer). Do not lead; retry later.
+				n.stats.DeafClaims++
+				n.hear.deafClaims++
+				n.abandonClaim()
+				n.backOff(now, n.deafRetry())
+				return true
+			}
+			if n.barred(now) {
+				n.abandonClaim()
+				n.wait(now, n.t.YieldWait)
+				return true
+			}
 			if !n.q.won() {
 				n.stats.QuorumFailed++
 				n.q.lost = true

@@ -23,10 +23,14 @@ func (n *Node) follow(now time.Time, m *Message) {
 	if !sameLeader {
 		n.det.Reset(now)
 	}
+	if !sameLeader {
+		n.leaderBeat = 0
+	}
 	if m.Type == Heartbeat {
 		// Only heartbeats feed the detector: an Answer is sent to one
 		// node, so its absence elsewhere is not loss.
 		n.det.Observe(now, m.Beat)
+		n.leaderBeat = max(n.leaderBeat, m.Beat)
 	}
 	n.lpLeader, n.lpTerm = m.From, m.Term
 	n.lpPayload = append([]byte(nil), m.Payload...)
@@ -76,6 +80,12 @@ func (n *Node) backOff(now time.Time, extra time.Duration) {
 
 // campaign broadcasts CLAIM(next round) and waits ClaimWindow.
 func (n *Node) campaign(now time.Time, preempt bool) {
+	if n.barred(now) {
+		// A process with our id that started first is around: leading
+		// would give two processes one id and, maybe, one term.
+		n.wait(now, n.yieldWait())
+		return
+	}
 	if n.round >= MaxRound {
 		// Terms exhausted (or poisoned by a forged huge term): never
 		// claim, never panic. Stay a waiting follower.
@@ -108,6 +118,7 @@ func (n *Node) campaign(now time.Time, preempt bool) {
 	n.claimUntil = now.Add(n.t.ClaimWindow)
 	n.claimResendAt = now.Add(n.t.ClaimResend)
 	n.claimResent = false
+	n.hear.claimEchoed = false
 	n.stats.Elections++
 	n.setRole(election.Candidate)
 	n.setLeader(election.LeaderInfo{}, 0)

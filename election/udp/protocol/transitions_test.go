@@ -127,8 +127,19 @@ func TestTwoLeadersWorseStepsDownAtOnce(t *testing.T) {
 	hb = hb[len(hb)-1:]
 	require.Equal(t, Heartbeat, hb[0].Msg.Type)
 
-	// a hears the better b: steps down at once and follows b.
+	// a hears the better b, which shows no sign of hearing a: a stays
+	// and answers at once; b hears that answer and answers with evidence
+	// of a; a then steps down and follows b — within a few round trips.
+	now = now.Add(a.cfg.ClaimWindow)
 	a.Step(now, hb[0].Msg)
+	assert.Equal(t, election.Leader, a.Status().Role, "b does not show it hears a yet")
+	ans := a.Ready()
+	require.Equal(t, []Type{Heartbeat}, types(ans))
+	b2.Step(b2.now.Add(b2.cfg.ClaimWindow), ans[0].Msg)
+	reply := b2.Ready()
+	require.Equal(t, []Type{Heartbeat}, types(reply))
+	assert.Equal(t, Evidence{Term: a.Status().Leader.Term, Beat: ans[0].Msg.Beat}, reply[0].Msg.Heard)
+	a.Step(now, reply[0].Msg)
 	assert.Equal(t, election.Follower, a.Status().Role)
 	assert.Equal(t, "b", a.Status().Leader.ID)
 	assert.Equal(t, uint64(1), a.Stats().SteppedDown)
@@ -139,7 +150,7 @@ func TestTwoLeadersWorseStepsDownAtOnce(t *testing.T) {
 	c.Tick(c.NextTick())
 	worse := c.Ready()
 	require.NotEmpty(t, worse)
-	b2.Step(b2.now.Add(b2.cfg.ClaimWindow), worse[0].Msg)
+	b2.Step(b2.now.Add(2*b2.cfg.ClaimWindow), worse[0].Msg)
 	assert.Equal(t, election.Leader, b2.Status().Role)
 	assert.Equal(t, []Type{Heartbeat}, types(b2.Ready()))
 }
@@ -199,6 +210,7 @@ func TestPreemptClaimDeposesLeader(t *testing.T) {
 	l, now := alone(t, "l", 100, 1)
 	m := claim("p", 200, TermRound(l.Status().Leader.Term)+1, 1)
 	m.Flags = FlagPreempt
+	m.Heard = Evidence{Term: l.Status().Leader.Term, Beat: 1}
 	l.Step(now, m)
 	assert.Equal(t, election.Follower, l.Status().Role)
 	assert.Empty(t, l.Ready(), "no answering heartbeat to a legitimate preemption")

@@ -55,10 +55,13 @@ func (s *Sim) Partition(groups ...[]string) {
 	s.logf("partition %v", groups)
 }
 
-// Heal removes every cut. The first packet that then crosses between the
+// Heal removes every cut, deafness and muteness. The first packet that then crosses between the
 // sides of the last Partition is recorded (CrossedAt).
 func (s *Sim) Heal() {
 	s.cut = map[string]map[string]bool{}
+	for _, id := range s.ids {
+		s.Hear(id)
+	}
 	if s.lastSides != nil {
 		s.watch, s.crossedAt = s.lastSides, time.Time{}
 	}

@@ -68,6 +68,7 @@ func (s *Sim) observe(sn *simNode) {
 			s.fail("%s changed term %x -> %x while leading", sn.id, sn.lastTerm, t)
 		}
 		if sn.lastRole != election.Leader {
+			s.checkDeaf(sn, true)
 			s.Counters.BecameLeader++
 			if o, ok := s.inv.owner[t]; check && ok && o != sn.id {
 				s.fail("two leaders in term %x: %s and %s", t, o, sn.id)
@@ -174,6 +175,7 @@ func (s *Sim) checkExclusion() {
 		if !sn.up || (sn.paused && !quorum) || !sn.n.CanActAsLeader(s.now) {
 			continue
 		}
+		s.checkDeaf(sn, false)
 		if acting != "" {
 			s.fail("%s and %s may both act as leader (quorum=%v, clean=%v)", acting, id, quorum, !s.inv.dirty)
 			return

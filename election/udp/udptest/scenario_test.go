@@ -25,6 +25,7 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	if shape.IntN(4) == 0 {
 		base.Interval = 50 * time.Millisecond
 	}
+	base.SelfEcho = shape.IntN(2) == 0 // broadcast on Linux, or unicast
 	link := Link{
 		Delay:  time.Duration(100+shape.IntN(1900)) * time.Microsecond,
 		Jitter: time.Duration(shape.IntN(1000)) * time.Microsecond,
@@ -49,7 +50,7 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 		Seed: seed, Base: base, Link: link, Trace: trace, Probes: probes,
 		Configure: func(id string, c *protocol.Config) { c.Priority = prios[id]; c.Preempt = preempt[id] },
 	}, ids...)
-	s.logf("scenario seed=%d quorum=%v n=%d interval=%v link=%+v prios=%v preempt=%v", seed, quorum, n, base.Interval, link, prios, preempt)
+	s.logf("scenario seed=%d quorum=%v echo=%v n=%d interval=%v link=%+v prios=%v preempt=%v", seed, quorum, base.SelfEcho, n, base.Interval, link, prios, preempt)
 	r := s.Rand()
 	s.Run(time.Duration(5+r.IntN(10)) * base.Interval)
 
@@ -61,7 +62,7 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 			return s, s.Err
 		}
 		id := ids[r.IntN(n)]
-		switch r.IntN(9) {
+		switch r.IntN(11) {
 		case 0:
 			s.Crash(id)
 		case 1:
@@ -95,6 +96,10 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 				s.Pause(id)
 				s.At(s.Now().Add(time.Duration(r.Int64N(int64(3*base.Interval)))), func() { s.Resume(id) })
 			}
+		case 9:
+			s.Deaf(id)
+		case 10:
+			s.Mute(id)
 		}
 	}
 	s.Run(time.Duration(r.Int64N(int64(5 * base.Interval))))

@@ -76,9 +76,11 @@ type simNode struct {
 	// buffer), handed over on Resume.
 	buffered []protocol.Message
 	gen      uint64
-	tickAt   time.Time
-	inc      uint64
-	starts   int
+	// echo: the node's config has SelfEcho, so its broadcasts loop back.
+	echo   bool
+	tickAt time.Time
+	inc    uint64
+	starts int
 	// lastRole and lastTerm track transitions for invariants and figures.
 	lastRole election.Role
 	lastTerm uint64
@@ -105,8 +107,12 @@ type Sim struct {
 	nodes map[string]*simNode
 	ids   []string
 	// cut[from][to] drops everything from → to.
-	cut  map[string]map[string]bool
-	link Link
+	cut map[string]map[string]bool
+	// deaf and mute are one-way faults of one node (hearing.go); deafAt
+	// is when each deaf node became deaf.
+	deaf, mute map[string]bool
+	deafAt     map[string]time.Time
+	link       Link
 
 	trace []string
 	// Err is the first invariant violation, nil while none.
@@ -151,13 +157,16 @@ func New(opts Options, ids ...string) *Sim {
 	}
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := &Sim{
-		opts:  opts,
-		rng:   rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
-		now:   epoch,
-		start: epoch,
-		nodes: map[string]*simNode{},
-		cut:   map[string]map[string]bool{},
-		link:  opts.Link,
+		opts:   opts,
+		rng:    rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
+		now:    epoch,
+		start:  epoch,
+		nodes:  map[string]*simNode{},
+		cut:    map[string]map[string]bool{},
+		deaf:   map[string]bool{},
+		mute:   map[string]bool{},
+		deafAt: map[string]time.Time{},
+		link:   opts.Link,
 	}
 	s.inv.init()
 	s.checkLinkClean()
@@ -224,6 +233,7 @@ func (s *Sim) boot(sn *simNode) {
 	if s.opts.Configure != nil {
 		s.opts.Configure(sn.id, &cfg)
 	}
+	sn.echo = cfg.SelfEcho
 	n, err := protocol.NewNode(cfg, s.now)
 	if err != nil {
 		panic(fmt.Sprintf("udptest: node %s: %v", sn.id, err))
@@ -263,10 +273,18 @@ func (s *Sim) send(from string, e protocol.Envelope) {
 		s.logf("%s send %s to=%q term=%x seq=%d succ=%q", from, e.Msg.Type, e.To, e.Msg.Term, e.Msg.Seq, e.Msg.Successor)
 	}
 	for _, to := range s.ids {
+		if to == from && e.To == "" && s.nodes[from].echo {
+			if !s.deaf[from] {
+				m := e.Msg
+				m.Addr = "sim/" + from
+				s.push(&event{at: s.now.Add(echoDelay), kind: evDeliver, node: to, msg: m})
+			}
+			continue
+		}
 		if to == from || (e.To != "" && e.To != to) {
 			continue
 		}
-		if s.cut[from][to] {
+		if s.dropped(from, to) {
 			s.Counters.Dropped++
 			continue
 		}

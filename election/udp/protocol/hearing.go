@@ -1,0 +1,298 @@
+package protocol
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// Hearing: who hears whom. A node that cannot receive (a host firewall
+// dropping inbound UDP is the common case) must neither take leadership
+// from a live leader nor go unnoticed. Four mechanisms, all in this file
+// and evidence.go:
+//
+//   - Evidence: every message carries the newest leader heartbeat its
+//     sender heard (Message.Heard). A leader or a follower of a live
+//     leader does not give way to a better leader whose evidence does not
+//     show it hears that live leader (evidence.go).
+//   - Self echo (Config.SelfEcho): where the transport loops this node's
+//     broadcasts back, a candidate leads only if it heard its own claim,
+//     and a leader that stops hearing its own heartbeats steps down.
+//   - Isolation: a node that accepted nothing from any other node for
+//     isolatedAfter says so in every message it sends (FlagIsolated).
+//   - Judging peers: a node that keeps sending while showing no sign of
+//     hearing our leader is reported (Hearing.DeafPeers).
+
+// isolatedIntervals: heard from no other node for this many intervals
+// makes a node isolated.
+const isolatedIntervals = 10
+
+// forgetIntervals: a rival leader, a deaf peer or a duplicate of our id
+// not heard for this many intervals is no longer reported.
+const forgetIntervals = 30
+
+// Hearing is this node's view of who hears whom, for logs, /status and
+// metrics. Times are in the caller's monotonic time base.
+type Hearing struct {
+	// LastHeard is when a message from another node was last accepted
+	// (start-up if never).
+	LastHeard time.Time
+	// Isolated: no message from any other node for 10 intervals, and this
+	// node is not a leader without quorum (whose followers are silent).
+	Isolated bool
+	// Deaf: Config.SelfEcho is on and this node's own broadcasts stopped
+	// coming back: it cannot receive.
+	Deaf bool
+	// Rival is the last leader whose heartbeats this node ignores, heard
+	// within the last 30 intervals; zero if none.
+	Rival Rival
+	// DeafPeers are nodes that keep sending but show no sign of hearing
+	// this node's leader, sorted by id.
+	DeafPeers []DeafPeer
+	// Duplicate is set while another process with this node's id is
+	// heard.
+	Duplicate Duplicate
+}
+
+// Rival is a leader that keeps heartbeating while this node ignores it: a
+// lower term than the leader this node knows (a node that cannot hear the
+// cluster, a partition), or a higher one that shows no evidence of hearing
+// it.
+type Rival struct {
+	ID   string
+	Addr string
+	Term uint64
+	// Higher: the rival's term is above the known leader's.
+	Higher bool
+	// At is when it was last heard.
+	At time.Time
+}
+
+// DeafPeer is a node that sends but does not hear.
+type DeafPeer struct {
+	ID   string
+	Addr string
+	// SelfReported: the node says it is isolated (FlagIsolated); otherwise
+	// its evidence has lagged behind our leader's heartbeats for a while.
+	SelfReported bool
+	// Since is when this node first saw it so.
+	Since time.Time
+}
+
+// Duplicate is another process using this node's id.
+type Duplicate struct {
+	// Addr is where its messages come from; empty when none is heard.
+	Addr        string
+	Incarnation uint64
+	// First: this process started first (lower incarnation) and keeps
+	// its role; otherwise this node does not lead while it hears the other.
+	First bool
+	At    time.Time
+}
+
+// hearState is the Node's bookkeeping for Hearing.
+type hearState struct {
+	lastPeer time.Time
+	// echoWant is when the oldest broadcast not yet heard back was sent
+	// (SelfEcho); zero when the last one came back.
+	echoWant    time.Time
+	claimEchoed bool
+	deafClaims  int
+	// reflected is when another node last showed fresh evidence of this
+	// node's leadership; rivalSince when the current better rival without
+	// evidence was first heard (both while leading).
+	reflected  time.Time
+	rivalSince time.Time
+	rival      Rival
+	deafPeers  map[string]*deafPeer
+	dup        Duplicate
+	dupQueryAt time.Time
+	reportAt   time.Time
+}
+
+type deafPeer struct {
+	DeafPeer
+	staleSince, lastStale, lastHeard time.Time
+	flagged                          bool
+}
+
+func (n *Node) forgetAfter() time.Duration { return forgetIntervals * n.cfg.Interval }
+
+// Hearing returns this node's view of who hears whom at now.
+func (n *Node) Hearing(now time.Time) Hearing {
+	h := Hearing{LastHeard: n.hear.lastPeer, Isolated: n.isolated(now), Deaf: n.deaf(now)}
+	if r := n.hear.rival; r.ID != "" && now.Sub(r.At) < n.forgetAfter() {
+		h.Rival = r
+	}
+	for id, p := range n.hear.deafPeers {
+		if now.Sub(p.lastHeard) >= n.forgetAfter() {
+			delete(n.hear.deafPeers, id)
+			continue
+		}
+		if p.flagged {
+			h.DeafPeers = append(h.DeafPeers, p.DeafPeer)
+		}
+	}
+	slices.SortFunc(h.DeafPeers, func(a, b DeafPeer) int {
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+	if d := n.hear.dup; d.Incarnation != 0 && now.Sub(d.At) < n.forgetAfter() {
+		h.Duplicate = d
+	}
+	return h
+}
+
+// isolated: nothing accepted from another node for isolatedIntervals.
+// A leader without quorum hears nothing from its silent followers, so it
+// is never isolated by this measure (SelfEcho, where on, covers it).
+func (n *Node) isolated(now time.Time) bool {
+	if n.role == election.Leader && !n.q.on() {
+		return false
+	}
+	return now.Sub(n.hear.lastPeer) >= isolatedIntervals*n.cfg.Interval
+}
+
+// deaf: SelfEcho is on and a broadcast has not come back within a claim
+// window (loopback delivery takes microseconds).
+func (n *Node) deaf(now time.Time) bool {
+	return n.cfg.SelfEcho && !n.hear.echoWant.IsZero() && now.Sub(n.hear.echoWant) >= n.t.ClaimWindow
+}
+
+// sent records a broadcast for the self-echo check.
+func (n *Node) sentBroadcast() {
+	if n.cfg.SelfEcho && n.hear.echoWant.IsZero() {
+		n.hear.echoWant = n.now
+	}
+}
+
+// onEcho handles our own broadcast coming back: the receive path works.
+func (n *Node) onEcho(m *Message) {
+	n.hear.echoWant = time.Time{}
+	n.hear.deafClaims = 0
+	if m.Type == Claim && n.role == election.Candidate && m.Term == n.claimTerm {
+		n.hear.claimEchoed = true
+	}
+}
+
+// deafRetry is how long a node that found itself deaf waits before it
+// tries again: 2, 4, 8, then 16 intervals, so a deaf node costs O(1)
+// packets per several intervals.
+func (n *Node) deafRetry() time.Duration {
+	return n.cfg.Interval << min(n.hear.deafClaims, 4)
+}
+
+// heardPeer records an accepted message from another node and judges
+// whether that node hears our leader.
+func (n *Node) heardPeer(now time.Time, m *Message) {
+	n.hear.lastPeer = now
+	if n.role == election.Leader && n.hearsUs(m.Heard) {
+		n.hear.reflected = now
+	}
+	n.judgePeer(now, m)
+}
+
+// judgePeer flags m's sender as deaf when it says it is isolated, or when
+// it keeps sending heartbeats, claims or queries whose evidence lags
+// behind the live leader this node hears, for 2×Misses intervals.
+func (n *Node) judgePeer(now time.Time, m *Message) {
+	if !n.leaderLive(now) || m.From == n.leader.ID {
+		return
+	}
+	if n.hear.deafPeers == nil {
+		n.hear.deafPeers = make(map[string]*deafPeer)
+	}
+	p := n.hear.deafPeers[m.From]
+	fresh := n.hearsUs(m.Heard)
+	if p == nil {
+		if fresh || len(n.hear.deafPeers) >= n.cfg.MaxPeers {
+			return
+		}
+		p = &deafPeer{DeafPeer: DeafPeer{ID: m.From}}
+		n.hear.deafPeers[m.From] = p
+	}
+	p.Addr, p.lastHeard = m.Addr, now
+	switch {
+	case m.Flags&FlagIsolated != 0:
+		if !p.flagged {
+			p.Since = now
+		}
+		p.flagged, p.SelfReported = true, true
+	case fresh:
+		delete(n.hear.deafPeers, m.From)
+	case m.Type == Heartbeat || m.Type == Claim || m.Type == Query:
+		window := 2 * time.Duration(n.cfg.Misses) * n.cfg.Interval
+		if p.staleSince.IsZero() || now.Sub(p.lastStale) > 4*window {
+			p.staleSince = now
+		}
+		p.lastStale = now
+		if !p.flagged && now.Sub(p.staleSince) >= window {
+			p.flagged, p.Since = true, now
+		}
+	}
+}
+
+// leaderLive reports whether this node leads, or follows a leader it has
+// heard within the detector deadline.
+func (n *Node) leaderLive(now time.Time) bool {
+	switch n.role {
+	case election.Leader:
+		return true
+	case election.Follower:
+		return n.fstate == following && now.Before(n.followDeadline())
+	}
+	return false
+}
+
+// noteRival records a leader whose heartbeat this node ignores.
+func (n *Node) noteRival(now time.Time, m *Message) {
+	n.stats.RivalHeartbeats++
+	n.hear.rival = Rival{ID: m.From, Addr: m.Addr, Term: m.Term, Higher: m.Term > n.leader.Term, At: now}
+}
+
+// onDuplicate handles a message from another process using our node id.
+// The process that started first (lower incarnation) keeps its role and
+// broadcasts a Query, at most once per interval, so the newer one hears
+// it before it can claim; the newer one does not lead while it hears the
+// first. Both observe each other's terms, so they never share one.
+func (n *Node) onDuplicate(now time.Time, m *Message) {
+	n.observeTerm(m.Term)
+	first := n.cfg.Incarnation < m.Incarnation
+	n.hear.dup = Duplicate{Addr: m.Addr, Incarnation: m.Incarnation, First: first, At: now}
+	if first {
+		if n.hear.dupQueryAt.IsZero() || now.Sub(n.hear.dupQueryAt) >= n.cfg.Interval {
+			n.hear.dupQueryAt = now
+			n.emit("", Message{Type: Query, Leader: n.leader.ID})
+		}
+		return
+	}
+	if n.role != election.Follower {
+		n.stats.DuplicateStepDown++
+		n.wait(now, n.t.YieldWait)
+	}
+}
+
+// barred reports whether a duplicate of our id that started first was
+// heard recently: this node must not claim or lead.
+func (n *Node) barred(now time.Time) bool {
+	d := n.hear.dup
+	return d.Incarnation != 0 && !d.First && now.Sub(d.At) < n.forgetAfter()
+}
+
+// reportRival tells our leader, at most once per interval, that we ignore
+// a better rival and still follow it: the message's evidence shows we hear
+// it, which is what keeps the leader from stepping down to a rival that
+// does not hear the cluster (evidence.go).
+func (n *Node) reportRival(now time.Time, m *Message) {
+	if !n.hear.reportAt.IsZero() && now.Sub(n.hear.reportAt) < n.cfg.Interval {
+		return
+	}
+	n.hear.reportAt = now
+	n.emit(n.leader.ID, Message{Type: Query, Flags: FlagReport, Term: m.Term, Leader: m.From})
+}
