@@ -38,8 +38,8 @@ type Hearing struct {
 	// LastHeard is when a message from another node was last accepted
 	// (start-up if never).
 	LastHeard time.Time
-	// Isolated: no message from any other node for 10 intervals, and this
-	// node is not a leader without quorum (whose followers are silent).
+	// Isolated: no message from any other node for 10 intervals. Alone
+	// in a one-node cluster is isolated too.
 	Isolated bool
 	// Deaf: Config.SelfEcho is on and this node's own broadcasts stopped
 	// coming back: it cannot receive.
@@ -149,13 +149,9 @@ func (n *Node) Hearing(now time.Time) Hearing {
 	return h
 }
 
-// isolated: nothing accepted from another node for isolatedIntervals.
-// A leader without quorum hears nothing from its silent followers, so it
-// is never isolated by this measure (SelfEcho, where on, covers it).
+// isolated: nothing accepted from another node for isolatedIntervals
+// (followers tell their leader they hear it, see presence).
 func (n *Node) isolated(now time.Time) bool {
-	if n.role == election.Leader && !n.q.on() {
-		return false
-	}
 	return now.Sub(n.hear.lastPeer) >= isolatedIntervals*n.cfg.Interval
 }
 
@@ -283,6 +279,26 @@ func (n *Node) onDuplicate(now time.Time, m *Message) {
 func (n *Node) barred(now time.Time) bool {
 	d := n.hear.dup
 	return d.Incarnation != 0 && !d.First && now.Sub(d.At) < n.forgetAfter()
+}
+
+// presenceIntervals: without quorum (no ACKs), a follower tells its leader
+// it hears it once per this many intervals, so that a leader knows it is
+// heard (isolation, leaderGivesWay) at a cost of one small unicast per
+// follower per second at the default interval.
+const presenceIntervals = 5
+
+// presence sends our leader a FlagReport Query (its evidence says we hear
+// it) at most once per presenceIntervals, in reply to its heartbeat m.
+// Quorum mode has ACKs for this.
+func (n *Node) presence(now time.Time, m *Message) {
+	if n.q.on() || m.Type != Heartbeat {
+		return
+	}
+	if !n.hear.reportAt.IsZero() && now.Sub(n.hear.reportAt) < presenceIntervals*n.cfg.Interval {
+		return
+	}
+	n.hear.reportAt = now
+	n.emit(n.leader.ID, Message{Type: Query, Flags: FlagReport, Leader: n.leader.ID})
 }
 
 // reportRival tells our leader, at most once per interval, that we ignore

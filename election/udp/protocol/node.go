@@ -50,8 +50,9 @@ type Node struct {
 	seq uint64
 	// beats counts the heartbeats this incarnation sent (Message.Beat).
 	beats uint64
-	// heard is the newest leader heartbeat accepted from another node: the
-	// evidence this node carries in everything it sends.
+	// heard is the newest heartbeat of the leader this node follows (of a
+	// rival, while it leads): the evidence it carries in everything it
+	// sends.
 	heard Evidence
 	// leaderBeat is the newest Beat heard from the leader we follow.
 	leaderBeat uint64

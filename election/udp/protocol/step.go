@@ -107,20 +107,16 @@ func (n *Node) check(m *Message) DropReason {
 
 // stepLeaderMsg handles a Heartbeat or Answer: m.From says it leads m.Term.
 func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
-	if m.Type == Heartbeat {
-		n.heard = Evidence{Term: m.Term, Beat: m.Beat}
-	}
-	if m.Flags&FlagIsolated != 0 && n.role != election.Leader {
-		// It says it hears nobody: whatever it leads, we do not follow.
-		n.noteRival(now, m)
-		return
-	}
 	stale := m.Term < n.maxLeaderTerm
 	if m.Term > n.maxLeaderTerm {
 		n.maxLeaderTerm = m.Term
 	}
 	switch n.role {
 	case election.Leader:
+		if m.Type == Heartbeat {
+			// Our next heartbeat shows the rival we hear it.
+			n.heard = Evidence{Term: m.Term, Beat: m.Beat}
+		}
 		// Two leaders hear each other (a healed partition, or we were
 		// paused): the worse steps down at once if the better shows it
 		// hears it (evidence.go); the better answers at once, with that
@@ -150,6 +146,7 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 	default:
 		if n.fstate == following && m.From == n.leader.ID && m.Term == n.leader.Term {
 			n.follow(now, m) // refresh
+			n.presence(now, m)
 		} else if n.fstate == following && !better(m.Term, m.Priority, m.From, n.leader.Term, n.leaderPrio, n.leader.ID) {
 			n.stats.StaleLeaderIgnored++
 			n.noteRival(now, m)

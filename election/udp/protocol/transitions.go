@@ -25,12 +25,14 @@ func (n *Node) follow(now time.Time, m *Message) {
 	}
 	if !sameLeader {
 		n.leaderBeat = 0
+		n.hear.reportAt = time.Time{} // tell the new leader soon that we hear it
 	}
 	if m.Type == Heartbeat {
 		// Only heartbeats feed the detector: an Answer is sent to one
 		// node, so its absence elsewhere is not loss.
 		n.det.Observe(now, m.Beat)
 		n.leaderBeat = max(n.leaderBeat, m.Beat)
+		n.heard = Evidence{Term: m.Term, Beat: n.leaderBeat}
 	}
 	n.lpLeader, n.lpTerm = m.From, m.Term
 	n.lpPayload = append([]byte(nil), m.Payload...)
