@@ -65,11 +65,11 @@ func (s *Sim) checkDeaf(sn *simNode, becameLeader bool) {
 		return
 	}
 	c := s.opts.Base
-	promise := time.Duration(max(c.PromiseMisses, c.Misses)) * c.Interval
-	if c.ClusterSize > 0 && s.now.Sub(s.deafAt[sn.id]) > promise && sn.n.CanActAsLeader(s.now) {
+	t := c.Timings()
+	if c.ClusterSize > 0 && s.now.Sub(s.deafAt[sn.id]) > t.Promise && sn.n.CanActAsLeader(s.now) {
 		s.fail("%s is deaf and may act as leader in quorum mode", sn.id)
 	}
-	if becameLeader && sn.echo && s.now.Sub(s.deafAt[sn.id]) > s.opts.Base.ClaimWindow {
+	if becameLeader && sn.echo && s.now.Sub(s.deafAt[sn.id]) > t.ClaimWindow {
 		s.fail("%s became leader although deaf since %v (SelfEcho)", sn.id, s.deafAt[sn.id].Sub(s.start))
 	}
 }
