@@ -68,7 +68,10 @@ type Env struct {
 }
 
 // Elector is a mode's election.Elector plus what the job runner and the
-// status page can use from it. Only Elector is required.
+// status page can use from it. Only Elector is required. The node counts as
+// joined (/readyz, systemd's READY=1) once it leads or knows a leader; an
+// Elector whose followers never learn the leader also implements
+// Joined() bool.
 type Elector struct {
 	election.Elector
 	// CanRun is the job start gate, asked right before every job start;

@@ -147,3 +147,5 @@ func (l *loadTracker) Load(src *Source) error {
 	*l.got = l.fakeSettings
 	return l.fakeSettings.Load(src)
 }
+
+func pflagSet() *pflag.FlagSet { return pflag.NewFlagSet("test", pflag.ContinueOnError) }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/internal/proc"
@@ -43,8 +44,11 @@ const (
 // Callbacks() to the Elector (via election.Combine), and call Stop when the
 // Elector's Run has returned.
 type Hooks struct {
-	cfg Config
-	log *slog.Logger
+	cfg Config // guarded by mu: SetConfig replaces it
+	// node and environ are cfg's, fixed at New.
+	node    string
+	environ []string
+	log     *slog.Logger
 	// run executes one hook; tests may replace it.
 	run func(ctx context.Context, s proc.Spec) proc.Result
 
@@ -65,27 +69,46 @@ type Hooks struct {
 
 // event is one hook to run.
 type event struct {
-	hook   string
-	cmd    Command
-	role   string
-	term   uint64
-	leader string
+	hook    string
+	cmd     Command
+	role    string
+	term    uint64
+	leader  string
+	timeout time.Duration
+	// env are further variables (a job failure's).
+	env []string
 }
 
 // New returns Hooks for cfg and starts its queue goroutine. logger nil
 // discards.
 func New(cfg Config, logger *slog.Logger) *Hooks {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg = cfg.withDefaults()
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	h := &Hooks{cfg: cfg, log: logger, run: proc.Run,
+	h := &Hooks{cfg: cfg, node: cfg.Node, environ: cfg.Environ, log: logger, run: proc.Run,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	h.kill, h.killHook = context.WithCancel(context.Background())
 	go h.worker()
 	return h
+}
+
+func (c Config) withDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	return c
+}
+
+// SetConfig replaces the hook commands and timeout (a config reload); Node
+// and Environ are kept. Hooks already queued run with the commands they were
+// queued with; the role tracking carries on, so no transition is lost or
+// repeated.
+func (h *Hooks) SetConfig(cfg Config) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cfg.Node, cfg.Environ = h.cfg.Node, h.cfg.Environ
+	h.cfg = cfg.withDefaults()
 }
 
 // Callbacks returns the callbacks to combine into the Elector's. They only
@@ -147,11 +170,17 @@ func (h *Hooks) enqueueLocked(hook string, cmd Command) {
 	if cmd.IsZero() || h.stopped {
 		return
 	}
+	h.pushLocked(event{hook: hook, cmd: cmd, role: role, term: h.term, leader: h.leader})
+}
+
+// pushLocked queues ev with the current timeout and wakes the worker.
+func (h *Hooks) pushLocked(ev event) {
 	if len(h.queue) >= MaxQueued {
-		h.log.Error("hooks: queue full; hook dropped", "hook", hook, "term", h.term)
+		h.log.Error("hooks: queue full; hook dropped", "hook", ev.hook, "term", ev.term)
 		return
 	}
-	h.queue = append(h.queue, event{hook: hook, cmd: cmd, role: role, term: h.term, leader: h.leader})
+	ev.timeout = h.cfg.Timeout
+	h.queue = append(h.queue, ev)
 	select {
 	case h.wake <- struct{}{}:
 	default:
@@ -209,19 +238,19 @@ func (h *Hooks) worker() {
 // exec runs one hook with its timeout. Failures are logged, never
 // returned: a hook cannot change the election.
 func (h *Hooks) exec(ev event) {
-	ctx, cancel := context.WithTimeout(h.kill, h.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(h.kill, ev.timeout)
 	defer cancel()
 	log := h.log.With("hook", ev.hook, "role", ev.role, "term", ev.term)
-	env := h.cfg.Environ
+	env := h.environ
 	if env == nil {
 		env = os.Environ()
 	}
-	env = append(append([]string(nil), env...),
+	env = append(append(append([]string(nil), env...), ev.env...),
 		"LANLEADER_HOOK="+ev.hook,
 		"LANLEADER_ROLE="+ev.role,
 		"LANLEADER_TERM="+strconv.FormatUint(ev.term, 10),
 		"LANLEADER_LEADER_ID="+ev.leader,
-		"LANLEADER_NODE="+h.cfg.Node,
+		"LANLEADER_NODE="+h.node,
 	)
 	log.Info("hooks: running")
 	res := h.run(ctx, proc.Spec{
@@ -234,7 +263,7 @@ func (h *Hooks) exec(ev event) {
 	})
 	switch {
 	case res.Stopped:
-		log.Error("hooks: killed after timeout", "timeout", h.cfg.Timeout, "result", res.String())
+		log.Error("hooks: killed after timeout", "timeout", ev.timeout, "result", res.String())
 	case !res.OK():
 		log.Error("hooks: failed", "result", res.String(), "duration", res.Duration)
 	default:

@@ -78,7 +78,7 @@ func (s *Server) Handler() http.Handler {
 }
 
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
-	ready, why := readiness(s.cfg.Elector, s.cfg.Elector.Status())
+	ready, why := Readiness(s.cfg.Elector, s.cfg.Elector.Status())
 	if !ready {
 		writeText(w, http.StatusServiceUnavailable, "not ready: "+why)
 		return
@@ -103,7 +103,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 // Status builds the document /status serves.
 func (s *Server) Status() StatusDoc {
 	st := s.cfg.Elector.Status()
-	ready, _ := readiness(s.cfg.Elector, st)
+	ready, _ := Readiness(s.cfg.Elector, st)
 	doc := StatusDoc{
 		Node: st.Node, Role: st.Role, Term: st.Term, Leader: st.Leader, Since: st.Since,
 		Ready: ready, Version: s.cfg.Version, Time: s.now(),

@@ -44,8 +44,10 @@ type StatusDoc struct {
 // leader": an env-mode follower never learns who leads.
 type joiner interface{ Joined() bool }
 
-// readiness says whether the elector has joined, and why not in words.
-func readiness(el election.Elector, s election.Status) (bool, string) {
+// Readiness says whether the elector has joined (it leads, knows a leader,
+// or implements Joined() bool and says so), and why not in words: the one
+// rule for /readyz and systemd's READY=1.
+func Readiness(el election.Elector, s election.Status) (bool, string) {
 	switch {
 	case s.Role == election.Leader:
 		return true, "leading, term " + uitoa(s.Term)

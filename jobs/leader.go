@@ -17,13 +17,33 @@ func (r *Runner) startLeading(ctx context.Context, term uint64) {
 		return
 	}
 	r.term = term
+	r.leaderCtx = ctx
 	r.log.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(r.jobs))
 	for _, j := range r.jobs {
-		plan := r.takeOver(j, now, term)
-		r.wg.Add(1)
-		go r.loop(ctx, term, j, plan)
+		j.runCtx, j.stopRuns = context.WithCancel(ctx)
+		r.startLoopLocked(term, j, r.takeOver(j, now, term))
 	}
 	r.ledgerChanged()
+}
+
+// startLoopLocked starts j's scheduling loop for leadership term, under
+// j.runCtx, replacing a loop already running. Must hold r.mu.
+func (r *Runner) startLoopLocked(term uint64, j *job, plan takeoverPlan) {
+	if j.stopLoop != nil {
+		j.stopLoop()
+	}
+	j.gen++
+	var loopCtx context.Context
+	loopCtx, j.stopLoop = context.WithCancel(j.runCtx)
+	r.wg.Add(1)
+	go r.loop(loopCtx, term, j, loopDef{spec: j.spec, sched: j.sched, gen: j.gen}, plan)
+}
+
+// loopDef is what a scheduling loop knows of its job, fixed at its start.
+type loopDef struct {
+	spec  Spec
+	sched Schedule
+	gen   int
 }
 
 // takeoverPlan is what a new leadership does first for one job.
@@ -125,9 +145,11 @@ func (r *Runner) takeOver(j *job, now time.Time, term uint64) takeoverPlan {
 	return plan
 }
 
-func (r *Runner) grace(j *job) time.Duration {
-	if j.spec.MisfireGrace > 0 {
-		return j.spec.MisfireGrace
+func (r *Runner) grace(j *job) time.Duration { return graceOf(&j.spec) }
+
+func graceOf(spec *Spec) time.Duration {
+	if spec.MisfireGrace > 0 {
+		return spec.MisfireGrace
 	}
 	return DefaultMisfireGrace
 }
@@ -135,31 +157,39 @@ func (r *Runner) grace(j *job) time.Duration {
 // loop schedules one job for one leadership until ctx ends. Instants come
 // from the schedule (sched.Next of the previous instant), never from when a
 // timer happened to fire, so each instant is considered exactly once.
-func (r *Runner) loop(ctx context.Context, term uint64, j *job, plan takeoverPlan) {
+//
+// def is the job's definition as of the loop's start: a reload that changes
+// it stops this loop and starts another (Update).
+func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef, plan takeoverPlan) {
+	spec, sched, gen := def.spec, def.sched, def.gen
 	defer r.wg.Done()
 	defer func() {
 		r.mu.Lock()
-		j.next = time.Time{}
+		if j.gen == gen {
+			j.next = time.Time{}
+		}
 		r.mu.Unlock()
 	}()
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("jobs: scheduling loop panicked; job stops until next leadership",
-				"job", j.spec.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				"job", spec.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
 	}()
 	if !plan.runNow.IsZero() {
-		r.fire(ctx, term, j, plan.runNow, plan.rerun)
+		r.fire(ctx, term, j, spec, plan.runNow, plan.rerun)
 	}
 	cursor := plan.cursor
 	for {
-		next := j.sched.Next(cursor)
+		next := sched.Next(cursor)
 		if next.IsZero() {
-			r.log.Warn("jobs: schedule has no further instants", "job", j.spec.Name)
+			r.log.Warn("jobs: schedule has no further instants", "job", spec.Name)
 			return
 		}
 		r.mu.Lock()
-		j.next = next
+		if j.gen == gen {
+			j.next = next
+		}
 		r.mu.Unlock()
 		t := time.NewTimer(time.Until(next))
 		select {
@@ -174,20 +204,20 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, plan takeoverPla
 		now := time.Now()
 		// Woken late (paused, overloaded): instants overtaken meanwhile
 		// are skipped, only the latest due one is considered.
-		if latest, n := latestDue(j.sched, next, now); n > 0 {
+		if latest, n := latestDue(sched, next, now); n > 0 {
 			r.count(j, func(c *Counters) { c.Misfired += uint64(n) })
-			r.log.Warn("jobs: instants overtaken by a later one; skipped", "job", j.spec.Name,
+			r.log.Warn("jobs: instants overtaken by a later one; skipped", "job", spec.Name,
 				"from", next, "count", n)
 			next = latest
 		}
 		cursor = next
-		if late := now.Sub(next); late >= r.grace(j) {
+		if late := now.Sub(next); late >= graceOf(&spec) {
 			r.count(j, func(c *Counters) { c.Misfired++ })
-			r.log.Warn("jobs: instant too late to run (misfire_grace)", "job", j.spec.Name,
+			r.log.Warn("jobs: instant too late to run (misfire_grace)", "job", spec.Name,
 				"scheduled_at", next, "late", late)
 			continue
 		}
-		r.fire(ctx, term, j, next, false)
+		r.fire(ctx, term, j, spec, next, false)
 	}
 }
 
@@ -199,9 +229,9 @@ func (r *Runner) count(j *job, f func(*Counters)) {
 
 // fire starts the run of instant unless the guard or the overlap policy
 // says no. rerun marks the second run of an interrupted instant.
-func (r *Runner) fire(ctx context.Context, term uint64, j *job, instant time.Time, rerun bool) {
+func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, instant time.Time, rerun bool) {
 	instant = instant.UTC() // one spelling of the key in ledger, logs and LANLEADER_SCHEDULED_AT
-	log := r.log.With("job", j.spec.Name, "scheduled_at", instant, "term", term)
+	log := r.log.With("job", spec.Name, "scheduled_at", instant, "term", term)
 	if r.cfg.CanRun != nil && !r.cfg.CanRun() {
 		r.count(j, func(c *Counters) { c.Refused++ })
 		log.Warn("jobs: not starting: this node cannot currently act as leader")
@@ -212,7 +242,7 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, instant time.Tim
 		r.mu.Unlock()
 		return
 	}
-	if j.active > 0 && j.spec.Overlap == OverlapSkip {
+	if j.active > 0 && spec.Overlap == OverlapSkip {
 		j.skipped.Overlap++
 		r.mu.Unlock()
 		log.Warn("jobs: not starting: previous run still going (overlap: skip)")
@@ -231,7 +261,11 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, instant time.Tim
 	r.wg.Add(1)
 	r.ledgerChanged()
 	r.mu.Unlock()
-	go r.run(ctx, term, j, instant)
+	runCtx := j.runCtx // the job's, not the loop's: a reload's loop restart must not stop runs
+	if runCtx == nil {
+		runCtx = ctx // fired outside a leadership (tests)
+	}
+	go r.run(runCtx, term, j, spec, instant)
 }
 
 // ledgerChanged re-encodes the ledger and tells the elector. Must hold

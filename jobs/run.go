@@ -53,16 +53,16 @@ func (rec RunRecord) MarshalJSON() ([]byte, error) {
 
 // run executes all attempts of one instant and records the result. A panic
 // here is contained to this run.
-func (r *Runner) run(leaderCtx context.Context, term uint64, j *job, instant time.Time) {
+func (r *Runner) run(leaderCtx context.Context, term uint64, j *job, spec Spec, instant time.Time) {
 	rec := RunRecord{
-		Job: j.spec.Name, RunID: newRunID(), ScheduledAt: instant.UTC(), Term: term,
+		Job: spec.Name, RunID: newRunID(), ScheduledAt: instant.UTC(), Term: term,
 		Outcome: OutcomeFailed, ExitCode: -1, Started: time.Now(),
 	}
 	defer r.wg.Done()
 	defer func() {
 		if p := recover(); p != nil {
 			rec.Outcome, rec.Error = OutcomeFailed, fmt.Sprintf("panic: %v", p)
-			r.log.Error("jobs: run panicked", "job", j.spec.Name, "run_id", rec.RunID,
+			r.log.Error("jobs: run panicked", "job", spec.Name, "run_id", rec.RunID,
 				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
 		rec.Duration = time.Since(rec.Started)
@@ -72,13 +72,13 @@ func (r *Runner) run(leaderCtx context.Context, term uint64, j *job, instant tim
 	// on_leader_loss: finish detaches the run from leadership; the Runner's
 	// own stop (Wait giving up) still ends it.
 	runCtx := leaderCtx
-	if j.spec.OnLeaderLoss == LeaderLossFinish {
+	if spec.OnLeaderLoss == LeaderLossFinish {
 		runCtx = r.stopCtx
 	}
-	log := r.log.With("job", j.spec.Name, "run_id", rec.RunID)
-	for attempt := 1; attempt <= j.spec.Retries+1; attempt++ {
+	log := r.log.With("job", spec.Name, "run_id", rec.RunID)
+	for attempt := 1; attempt <= spec.Retries+1; attempt++ {
 		if attempt > 1 {
-			if !r.retryWait(leaderCtx, j.spec.RetryDelay) {
+			if !r.retryWait(leaderCtx, spec.RetryDelay) {
 				log.Info("jobs: no retry: leadership ended", "attempt", attempt-1)
 				return
 			}
@@ -88,7 +88,7 @@ func (r *Runner) run(leaderCtx context.Context, term uint64, j *job, instant tim
 			}
 		}
 		rec.Attempt = attempt
-		res := r.attempt(runCtx, term, j, &rec)
+		res := r.attempt(runCtx, term, &spec, &rec)
 		rec.ExitCode = res.ExitCode
 		rec.Error = ""
 		switch {
@@ -99,7 +99,7 @@ func (r *Runner) run(leaderCtx context.Context, term uint64, j *job, instant tim
 			rec.Outcome, rec.Error = OutcomeCancelled, "cancelled: "+res.String()
 			return
 		case res.Stopped:
-			rec.Error = "timeout after " + j.spec.Timeout.String() + ": " + res.String()
+			rec.Error = "timeout after " + spec.Timeout.String() + ": " + res.String()
 		default:
 			rec.Error = res.String()
 		}
@@ -126,26 +126,26 @@ func (r *Runner) retryWait(ctx context.Context, delay time.Duration) bool {
 }
 
 // attempt runs the job's process once.
-func (r *Runner) attempt(ctx context.Context, term uint64, j *job, rec *RunRecord) proc.Result {
-	if j.spec.Timeout > 0 {
+func (r *Runner) attempt(ctx context.Context, term uint64, spec *Spec, rec *RunRecord) proc.Result {
+	if spec.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, j.spec.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
 		defer cancel()
 	}
-	argv := j.spec.Command
+	argv := spec.Command
 	if len(argv) == 0 {
-		argv = []string{"/bin/sh", "-c", j.spec.Shell}
+		argv = []string{"/bin/sh", "-c", spec.Shell}
 	}
-	grace := j.spec.KillGrace
+	grace := spec.KillGrace
 	if grace <= 0 {
 		grace = r.cfg.KillGrace
 	}
-	logger := r.log.With("job", j.spec.Name, "run_id", rec.RunID, "attempt", rec.Attempt)
+	logger := r.log.With("job", spec.Name, "run_id", rec.RunID, "attempt", rec.Attempt)
 	logger.Info("jobs: run started", "scheduled_at", rec.ScheduledAt, "term", term)
 	res := r.exec(ctx, proc.Spec{
 		Argv:      argv,
-		Dir:       j.spec.Dir,
-		Env:       r.runEnv(j, rec),
+		Dir:       spec.Dir,
+		Env:       r.runEnv(spec, rec),
 		KillGrace: grace,
 		OnLine: func(s proc.Stream, line string, partial bool) {
 			if partial {
@@ -162,20 +162,20 @@ func (r *Runner) attempt(ctx context.Context, term uint64, j *job, rec *RunRecor
 
 // runEnv is the base environment, then the job's env (sorted, so runs are
 // reproducible), then the LANLEADER_* variables, which win.
-func (r *Runner) runEnv(j *job, rec *RunRecord) []string {
+func (r *Runner) runEnv(spec *Spec, rec *RunRecord) []string {
 	base := r.environ()
-	env := make([]string, 0, len(base)+len(j.spec.Env)+5)
+	env := make([]string, 0, len(base)+len(spec.Env)+5)
 	env = append(env, base...)
-	keys := make([]string, 0, len(j.spec.Env))
-	for k := range j.spec.Env {
+	keys := make([]string, 0, len(spec.Env))
+	for k := range spec.Env {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		env = append(env, k+"="+j.spec.Env[k])
+		env = append(env, k+"="+spec.Env[k])
 	}
 	return append(env,
-		"LANLEADER_JOB="+j.spec.Name,
+		"LANLEADER_JOB="+spec.Name,
 		"LANLEADER_TERM="+strconv.FormatUint(rec.Term, 10),
 		"LANLEADER_NODE="+r.cfg.Node,
 		"LANLEADER_SCHEDULED_AT="+rec.ScheduledAt.UTC().Format(time.RFC3339),

@@ -77,9 +77,12 @@ type Runner struct {
 	mu     sync.Mutex
 	wg     sync.WaitGroup // loops and runs; Add only under mu while !closed
 	closed bool
-	term   uint64              // current leadership's term, 0 if not leading
-	leader election.LeaderInfo // last known leader
-	own    map[uint64]LedgerEntry
+	term   uint64 // current leadership's term, 0 if not leading
+	// leaderCtx is the current leadership's context (valid while term > 0),
+	// for jobs a reload adds.
+	leaderCtx context.Context
+	leader    election.LeaderInfo // last known leader
+	own       map[uint64]LedgerEntry
 	// peer merges every ledger adopted from leaders: per job the newest
 	// (instant, then term) entry. unknown marks jobs a truncated ledger left
 	// out: what its leader did with them is not known.
@@ -97,6 +100,14 @@ type job struct {
 	spec  Spec
 	sched Schedule
 	id    uint64
+
+	// While leading: runCtx is the context of the job's runs (a child of
+	// the leadership's, cancelled when a reload removes the job) and
+	// stopLoop ends the current scheduling loop, whose generation is gen.
+	runCtx   context.Context
+	stopRuns context.CancelFunc
+	stopLoop context.CancelFunc
+	gen      int
 
 	active  int        // runs in progress
 	next    time.Time  // next instant while leading, zero otherwise
@@ -140,19 +151,35 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		exec:    proc.Run,
 	}
 	r.stopCtx, r.stop = context.WithCancel(context.Background())
-	for _, s := range cfg.Jobs {
+	jobs, err := newJobs(cfg.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		r.byID[j.id] = j
+	}
+	r.jobs = jobs
+	return r, nil
+}
+
+// newJobs parses the schedules of specs (validated) and checks that their
+// ledger ids differ.
+func newJobs(specs []Spec) ([]*job, error) {
+	byID := map[uint64]*job{}
+	var out []*job
+	for _, s := range specs {
 		sched, err := ParseSchedule(s.Schedule)
 		if err != nil { // cannot happen after ValidateAll
 			return nil, fmt.Errorf("jobs: %s: schedule: %w", s.Name, err)
 		}
 		j := &job{spec: s, sched: sched, id: JobIDOf(s.Name)}
-		if other, dup := r.byID[j.id]; dup {
+		if other, dup := byID[j.id]; dup {
 			return nil, fmt.Errorf("jobs: job names %q and %q have the same ledger id; rename one", other.spec.Name, s.Name)
 		}
-		r.byID[j.id] = j
-		r.jobs = append(r.jobs, j)
+		byID[j.id] = j
+		out = append(out, j)
 	}
-	return r, nil
+	return out, nil
 }
 
 // Callbacks returns the callbacks to give the Elector (combined with others

@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/hooks"
+	"github.com/lanleader/lanleader/httpapi"
+	"github.com/lanleader/lanleader/internal/version"
+	"github.com/lanleader/lanleader/jobs"
+	"github.com/lanleader/lanleader/metrics"
+)
+
+// shutdownGrace bounds how long `run` waits, after leaving the election, for
+// on_leader_loss: finish runs and the on_stop hook before it kills them.
+// The systemd unit's TimeoutStopSec is above it.
+const shutdownGrace = 30 * time.Second
+
+// daemon is one `lanleader run`: the elector, the job runner, the hooks and
+// the status endpoint, and the configuration they were built from.
+type daemon struct {
+	rf     *runFlags
+	log    *slog.Logger
+	notify *sdNotifier
+	el     *Elector
+	runner *jobs.Runner
+	hooks  *hooks.Hooks
+
+	mu sync.Mutex
+	rc *runConfig // the configuration in force
+}
+
+// runDaemon wires the elector, the job runner, hooks, metrics and the HTTP
+// endpoint, runs until ctx is done, then shuts down in order: leave the
+// election (jobs are cancelled or finish per policy), wait for runs, run
+// on_stop, stop serving. SIGHUP reloads the config file meanwhile.
+func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Logger) error {
+	s, file := rc.s, rc.file
+	d := &daemon{rf: rf, rc: rc, log: logger, notify: &sdNotifier{log: logger}}
+	m := metrics.New(version.String())
+
+	// The status address is taken before anything else, so a taken port
+	// fails the start rather than leaving a node without status.
+	var ln net.Listener
+	if s.HTTP != "" {
+		var err error
+		if ln, err = net.Listen("tcp", s.HTTP); err != nil {
+			return fmt.Errorf("status endpoint --http (election.http) %s: %w", s.HTTP, err)
+		}
+		defer ln.Close()
+	}
+
+	// The runner is built after the elector but used by it only once Run
+	// starts: a udp leader piggybacks the runner's ledger on heartbeats, and
+	// followers adopt what they hear synchronously, before a takeover is
+	// reported, so the new leader knows what the old one started.
+	adopt := func(p []byte) {
+		if err := d.runner.AdoptLedger(p); err != nil {
+			logger.Warn("ignoring a leader's job ledger that does not decode", "err", err)
+		}
+	}
+	el, err := rc.ms.New(Env{
+		NodeID:      s.NodeID,
+		Logger:      logger,
+		Metrics:     m,
+		Ledger:      func() []byte { return d.runner.Ledger() },
+		AdoptLedger: adopt,
+	})
+	if err != nil {
+		return err
+	}
+	d.el = el
+
+	d.runner, err = jobs.NewRunner(jobs.RunnerConfig{
+		Jobs:   file.Jobs,
+		Node:   s.NodeID,
+		Logger: logger,
+		CanRun: el.canRun(),
+		OnLedgerChange: func() {
+			if el.Publish != nil {
+				el.Publish()
+			}
+		},
+		OnRunFinished: func(rec jobs.RunRecord) { m.JobFinished(rec.Job, rec.Outcome.String(), rec.Duration) },
+	})
+	if err != nil {
+		return ConfigError{fmt.Errorf("%s: %w", file.Path, err)}
+	}
+	hookCfg := file.Hooks
+	hookCfg.Node = s.NodeID
+	d.hooks = hooks.New(hookCfg, logger)
+
+	runCtx, stopAux := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAux()
+	var wg sync.WaitGroup
+	if ln != nil {
+		srv := httpapi.New(httpapi.Config{
+			Elector: el.Elector,
+			Jobs:    func() any { return d.runner.Snapshot() },
+			Extra:   el.View,
+			Metrics: m,
+			Version: version.String(),
+			Logger:  logger,
+		})
+		wg.Go(func() {
+			if err := srv.ServeListener(runCtx, ln); err != nil {
+				logger.Error("status endpoint stopped", "addr", s.HTTP, "err", err)
+			}
+		})
+	}
+	wg.Go(func() { _ = d.runner.Run(runCtx) })
+	wg.Go(func() { d.notify.watch(runCtx, d.joined, d.alive) })
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	wg.Go(func() {
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-hup:
+				d.reload()
+			}
+		}
+	})
+
+	logger.Info("lanleader starting", "version", version.String(), "mode", s.Mode,
+		"jobs", len(file.Jobs), "config", file.Path, "http", s.HTTP)
+	cb := election.Combine(logCallbacks(logger, s.NodeID), m.Callbacks(), d.runner.Callbacks(), d.hooks.Callbacks())
+	runErr := el.Run(ctx, cb)
+	d.notify.stopping()
+
+	// Leadership has ended; cancel-policy runs are being stopped. Give
+	// finish-policy runs and on_stop a bounded time.
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := d.runner.Wait(shutdown); err != nil {
+		logger.Warn("jobs still running at shutdown were killed", "err", err)
+	}
+	if err := d.hooks.Stop(shutdown); err != nil {
+		logger.Warn("hooks still running at shutdown were killed", "err", err)
+	}
+	stopAux()
+	wg.Wait()
+	if runErr != nil {
+		return runErr
+	}
+	logger.Info("lanleader stopped")
+	return nil
+}
+
+// joined reports whether the node has joined its cluster, as /readyz does.
+func (d *daemon) joined() bool {
+	ok, _ := httpapi.Readiness(d.el.Elector, d.el.Status())
+	return ok
+}
+
+// alive returns once the elector and the runner answered: both take their
+// locks, so a stuck loop holding one stops the watchdog pings.
+func (d *daemon) alive() {
+	_ = d.el.Status()
+	_ = d.runner.Snapshot()
+}
+
+// logCallbacks logs every leadership transition with fixed messages that
+// scripts (scripts/netns-test.sh) and operators grep for.
+func logCallbacks(logger *slog.Logger, node string) election.Callbacks {
+	return election.Callbacks{
+		OnStartedLeading: func(_ context.Context, term uint64) {
+			logger.Info("became leader", "term", term)
+		},
+		OnStoppedLeading: func() {
+			logger.Info("stopped leading")
+		},
+		OnNewLeader: func(l election.LeaderInfo) {
+			if !l.Known() {
+				logger.Info("leader changed", "leader", "", "term", l.Term)
+				return
+			}
+			logger.Info("leader changed", "leader", l.ID, "addr", l.Addr, "term", l.Term, "self", l.ID == node)
+		},
+	}
+}
