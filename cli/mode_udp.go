@@ -12,6 +12,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
+	"github.com/lanleader/lanleader/metrics"
 )
 
 // udpMode: the nodes elect a leader among themselves with broadcast (or
@@ -198,10 +199,19 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		Payload:   env.Ledger,
 		OnPayload: func(_ string, _ uint64, p []byte) { env.AdoptLedger(p) },
 		OnPacket:  env.Metrics.PacketReceived,
+		// Hearing nobody is worth a WARN when others are expected.
+		ExpectPeers: len(s.Peers) > 0 || s.ClusterSize > 0,
 	})
 	if err != nil {
 		t.Close()
 		return nil, ConfigError{err}
+	}
+	if env.Metrics != nil {
+		env.Metrics.WatchHearing(func() metrics.Hearing {
+			h := e.Hearing()
+			return metrics.Hearing{Isolated: h.Isolated, Deaf: h.Deaf, RivalLeader: h.Rival.ID != "",
+				DeafPeers: len(h.DeafPeers), DuplicateID: h.Duplicate.Incarnation != 0, SignedUnchecked: e.SignedUnchecked()}
+		})
 	}
 	logger.Info("udp election", "addr", pc.Addr, "broadcast", bind.Broadcast, "interface", bind.Interface,
 		"peers", s.Peers, "cluster", s.Cluster, "priority", s.Priority, "interval", s.Interval,
@@ -210,6 +220,10 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		Elector: e,
 		CanRun:  e.CanActAsLeader,
 		Publish: e.Publish,
-		View:    func() any { return newUDPView(e.Stats(), t.Stats()) },
+		View: func() any {
+			v := newUDPView(e.Stats(), t.Stats())
+			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())
+			return v
+		},
 	}, nil
 }

@@ -22,6 +22,7 @@ type udpView struct {
 	PacketsOut      uint64            `json:"packets_out"`
 	SocketErrors    uint64            `json:"socket_errors"`
 	Dropped         map[string]uint64 `json:"dropped"`
+	Hearing         hearingView       `json:"hearing"`
 }
 
 func newUDPView(p protocol.Stats, t udp.TransportStats) udpView {

@@ -38,6 +38,10 @@ type Config struct {
 	// counts through host suspend. Tests inside testing/synctest use
 	// GoClock.
 	Clock Clock
+	// ExpectPeers says this node is configured with peers (unicast) or a
+	// cluster size, so hearing no other node for many intervals is logged
+	// at WARN ("isolated"). A lone broadcast node is not warned about.
+	ExpectPeers bool
 	// OnPacket, if set, is told about every packet received: its message
 	// type ("unknown" if it did not decode) and what became of it ("ok" or a
 	// drop reason). Used for metrics. It must not block.
@@ -65,6 +69,10 @@ type Elector struct {
 		term   uint64
 		p      []byte
 	}
+	// auth and hearing log misconfiguration and deafness (authlog.go,
+	// hearing_log.go); run loop only, but for auth's counter.
+	auth    authLog
+	hearing hearingLog
 	// probes runs the leader probes (probe_run.go).
 	probes *prober
 	// publish asks the run loop to heartbeat the payload at once; one
@@ -91,11 +99,14 @@ func New(cfg Config) (*Elector, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = SystemClock()
 	}
+	if ec, ok := cfg.Transport.(selfEchoer); ok && ec.EchoesSelf() {
+		cfg.Protocol.SelfEcho = true
+	}
 	node, err := protocol.NewNode(cfg.Protocol, cfg.Clock.Now())
 	if err != nil {
 		return nil, fmt.Errorf("udp: %w", err)
 	}
-	return &Elector{
+	e := &Elector{
 		cfg:     cfg,
 		log:     cfg.Logger,
 		clock:   cfg.Clock,
@@ -104,7 +115,9 @@ func New(cfg Config) (*Elector, error) {
 		initial: node.Status(),
 		publish: make(chan struct{}, 1),
 		probes:  newProber(cfg.Transport, cfg.Protocol.Interval),
-	}, nil
+	}
+	e.hearing.expectPeers = cfg.ExpectPeers || cfg.Protocol.ClusterSize > 0
+	return e, nil
 }
 
 // Status returns this node's current view of the election.
@@ -157,3 +170,19 @@ func (e *Elector) loadNotifier() *election.Notifier {
 	defer e.mu.Unlock()
 	return e.notifier
 }
+
+// Hearing returns this node's view of who hears whom: isolation, deafness,
+// a rival leader, peers that do not hear, a duplicate of this node's id.
+func (e *Elector) Hearing() protocol.Hearing {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.node.Hearing(e.clock.Now())
+}
+
+// SignedUnchecked counts signed packets this node, which has no key,
+// accepted without checking: its peers use a key and drop its packets.
+func (e *Elector) SignedUnchecked() uint64 { return e.auth.unchecked.Load() }
+
+// selfEchoer is a Transport that knows whether it delivers the node's own
+// broadcasts back to it (protocol.Config.SelfEcho).
+type selfEchoer interface{ EchoesSelf() bool }

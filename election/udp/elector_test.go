@@ -3,6 +3,7 @@ package udp_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/netip"
 	"sync"
@@ -28,6 +29,11 @@ type cluster struct {
 	nodes   []*node
 	keyring *wire.Keyring
 	payload func() []byte
+	// keyFor and idFor, if set, override keyring and the node id per
+	// node (misconfiguration tests); every node's log goes to its logs.
+	keyFor      func(i int) *wire.Keyring
+	idFor       func(i int) string
+	expectPeers bool
 }
 
 type node struct {
@@ -37,6 +43,8 @@ type node struct {
 	cancel  context.CancelFunc
 	done    chan error
 	stopped bool
+
+	logs logBuffer
 
 	mu      sync.Mutex
 	events  []string
@@ -61,16 +69,25 @@ func (c *cluster) start(i int) *node {
 		done:    make(chan error, 1),
 		packets: make(map[string]int),
 	}
+	kr := c.keyring
+	if c.keyFor != nil {
+		kr = c.keyFor(i)
+	}
+	if c.idFor != nil {
+		nd.id = c.idFor(i)
+	}
 	pc := protocol.DefaultLANConfig()
 	pc.NodeID, pc.Cluster = nd.id, "test"
 	pc.Rand = rand.New(rand.NewPCG(uint64(i), 7))
 	pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(i))
 	e, err := udp.New(udp.Config{
-		Protocol:  pc,
-		Transport: c.net.Join(nd.addr),
-		Clock:     udp.GoClock{}, // fake time: a suspend-counting clock would run on
-		Keyring:   c.keyring,
-		Payload:   c.payload,
+		Protocol:    pc,
+		Transport:   c.net.Join(nd.addr),
+		Clock:       udp.GoClock{}, // fake time: a suspend-counting clock would run on
+		Keyring:     kr,
+		ExpectPeers: c.expectPeers,
+		Logger:      slog.New(slog.NewTextHandler(&nd.logs, nil)),
+		Payload:     c.payload,
 		OnPayload: func(_ string, _ uint64, p []byte) {
 			nd.mu.Lock()
 			nd.lastPayload = string(p)

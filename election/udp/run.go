@@ -64,6 +64,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 			e.probed(r)
 		}
 		e.flush()
+		e.reportHearing()
 		notifier.Update(e.currentStatus())
 		timer.Reset(e.nextTick().Sub(e.clock.Now()))
 	}
@@ -74,11 +75,15 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 func (e *Elector) receive(p Packet) {
 	m, err := wire.Decode(p.Data, e.cfg.Keyring)
 	if err != nil {
+		e.auth.failed(e.log, p.At, p.From, wire.Reason(err))
 		e.countPacket("unknown", wire.Reason(err))
 		e.log.Debug("dropped packet", "from", p.From, "reason", wire.Reason(err), "err", err)
 		return
 	}
 	m.Addr = p.From.String()
+	if e.cfg.Keyring == nil && wire.Signed(p.Data) && m.From != e.cfg.Protocol.NodeID {
+		e.auth.signed(e.log, p.At, p.From)
+	}
 	e.mu.Lock()
 	// Protocol time is the Elector's clock, not the transport's receive
 	// stamp: that one stops during a host suspend.
@@ -201,4 +206,14 @@ func (e *Elector) resign(notifier *election.Notifier) {
 		e.log.Info("resigned leadership", slog.Uint64("term", final.Term))
 	}
 	e.flush()
+}
+
+// reportHearing logs changes in who hears whom (hearing_log.go).
+func (e *Elector) reportHearing() {
+	e.mu.Lock()
+	now := e.clock.Now()
+	h := e.node.Hearing(now)
+	leader := e.node.Status().Leader.ID
+	e.mu.Unlock()
+	e.hearing.report(e.log, now, h, leader)
 }

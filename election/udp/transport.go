@@ -27,7 +27,7 @@ type Packet struct {
 }
 
 // Transport carries packets between the nodes of a cluster. Implementations
-// are safe for concurrent use. Packets from the node itself are never
+// are safe for concurrent use. Packets from the node itself are not
 // delivered to it.
 type Transport interface {
 	// Broadcast sends b to every peer: the subnet's broadcast address, or
@@ -58,9 +58,12 @@ type TransportStats struct {
 	PacketsOut, BytesOut uint64
 	// ReadErrors and WriteErrors count failed socket reads and writes.
 	ReadErrors, WriteErrors uint64
-	// DroppedSelf counts the node's own packets heard back (broadcast
-	// loops back to the sender).
+	// DroppedSelf counts the node's own packets heard back and dropped
+	// (a transport that does not echo itself).
 	DroppedSelf uint64
+	// SelfEchoes counts the node's own broadcasts heard back and passed
+	// up (a broadcast transport on Linux, see UDPTransport.EchoesSelf).
+	SelfEchoes uint64
 	// DroppedUnknownPeer counts packets from IP addresses not in the peer
 	// list (unicast mode only).
 	DroppedUnknownPeer uint64

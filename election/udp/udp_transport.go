@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 )
 
@@ -193,3 +194,10 @@ func (t *UDPTransport) Close() error {
 
 // Stats returns the transport's counters.
 func (t *UDPTransport) Stats() TransportStats { return t.stats.snapshot() }
+
+// EchoesSelf reports whether this transport passes the node's own
+// broadcasts up: in broadcast mode on Linux, where the kernel loops every
+// broadcast back to the sender's sockets through the same input path (and
+// firewall) as other hosts' packets. The Elector then sets
+// protocol.Config.SelfEcho, so a node that cannot receive knows it.
+func (t *UDPTransport) EchoesSelf() bool { return t.bconn != nil && runtime.GOOS == "linux" }

@@ -61,8 +61,14 @@ func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
 	t.stats.packetsIn.Add(1)
 	t.stats.bytesIn.Add(uint64(len(b)))
 	if from == t.local {
-		t.stats.droppedSelf.Add(1)
-		return
+		if !t.EchoesSelf() {
+			t.stats.droppedSelf.Add(1)
+			return
+		}
+		// Our own broadcast, looped back by the host through the same
+		// input path as everyone else's: the protocol's proof that this
+		// node can receive (protocol.Config.SelfEcho).
+		t.stats.selfEchoes.Add(1)
 	}
 	if len(b) == 0 {
 		t.stats.probesIn.Add(1) // a peer checking we still listen (probe.go)

@@ -8,6 +8,7 @@ type counters struct {
 	packetsOut, bytesOut    atomic.Uint64
 	readErrors, writeErrors atomic.Uint64
 	droppedSelf             atomic.Uint64
+	selfEchoes              atomic.Uint64
 	droppedUnknownPeer      atomic.Uint64
 	droppedQueueFull        atomic.Uint64
 	probesIn                atomic.Uint64
@@ -22,6 +23,7 @@ func (c *counters) snapshot() TransportStats {
 		ReadErrors:         c.readErrors.Load(),
 		WriteErrors:        c.writeErrors.Load(),
 		DroppedSelf:        c.droppedSelf.Load(),
+		SelfEchoes:         c.selfEchoes.Load(),
 		DroppedUnknownPeer: c.droppedUnknownPeer.Load(),
 		DroppedQueueFull:   c.droppedQueueFull.Load(),
 		ProbesIn:           c.probesIn.Load(),

@@ -38,6 +38,8 @@ type Hearing struct {
 	// LastHeard is when a message from another node was last accepted
 	// (start-up if never).
 	LastHeard time.Time
+	// SilentFor is how long before now that was.
+	SilentFor time.Duration
 	// Isolated: no message from any other node for 10 intervals. Alone
 	// in a one-node cluster is isolated too.
 	Isolated bool
@@ -121,7 +123,7 @@ func (n *Node) forgetAfter() time.Duration { return forgetIntervals * n.cfg.Inte
 
 // Hearing returns this node's view of who hears whom at now.
 func (n *Node) Hearing(now time.Time) Hearing {
-	h := Hearing{LastHeard: n.hear.lastPeer, Isolated: n.isolated(now), Deaf: n.deaf(now)}
+	h := Hearing{LastHeard: n.hear.lastPeer, SilentFor: now.Sub(n.hear.lastPeer), Isolated: n.isolated(now), Deaf: n.deaf(now)}
 	if r := n.hear.rival; r.ID != "" && now.Sub(r.At) < n.forgetAfter() {
 		h.Rival = r
 	}

@@ -11,6 +11,13 @@ type peer struct {
 	lastHeard   time.Time
 	// gone is set when the peer resigned: do not name it successor.
 	gone bool
+	// prevInc and prevSeq are the incarnation this id had before the
+	// current one, still admitted while it keeps sending fresh sequence
+	// numbers: two live processes with one id (a misconfiguration) are
+	// both heard, so the older one's leadership is not lost to replay
+	// protection; a restarted process's old packets replayed stay stale.
+	prevInc, prevSeq uint64
+	prevHeard        time.Time
 }
 
 // admit applies the replay rules to a message from m.From and records it.
@@ -20,7 +27,9 @@ type peer struct {
 //   - same incarnation: Seq must strictly grow;
 //   - higher incarnation: the sender restarted; accepted, Seq restarts;
 //   - lower incarnation: dropped, unless the sender has been silent for
-//     ForgetPeerAfter (its clock went back across a restart).
+//     ForgetPeerAfter (its clock went back across a restart), or it is
+//     the incarnation just before the current one and its Seq grows (two
+//     processes share the id: both are heard; see Hearing.Duplicate).
 //
 // A client's Query (FlagClient) is admitted without being recorded.
 func (n *Node) admit(now time.Time, m *Message) DropReason {
@@ -40,10 +49,18 @@ func (n *Node) admit(now time.Time, m *Message) DropReason {
 		if m.Seq <= p.seq {
 			return DropStaleSeq
 		}
+	case m.Incarnation == p.prevInc && now.Sub(p.prevHeard) < n.cfg.ForgetPeerAfter:
+		if m.Seq <= p.prevSeq {
+			return DropStaleSeq
+		}
+		p.prevSeq, p.prevHeard = m.Seq, now
+		return ""
 	case m.Incarnation < p.incarnation:
 		if now.Sub(p.lastHeard) < n.cfg.ForgetPeerAfter {
 			return DropStaleIncarnation
 		}
+	case m.Incarnation > p.incarnation:
+		p.prevInc, p.prevSeq, p.prevHeard = p.incarnation, p.seq, p.lastHeard
 	}
 	p.incarnation, p.seq, p.priority, p.lastHeard = m.Incarnation, m.Seq, m.Priority, now
 	p.gone = m.Type == Resign

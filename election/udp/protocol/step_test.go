@@ -61,12 +61,16 @@ func TestReplayRules(t *testing.T) {
 	n.Step(now, beat("p", 11, 1, 1)) // restart: new incarnation, seq restarts
 	assert.Equal(t, uint64(2), n.Stats().Received[Heartbeat])
 
-	n.Step(now, beat("p", 10, 99, 1)) // old incarnation, peer not silent
+	n.Step(now, beat("p", 9, 99, 1)) // older incarnation, peer not silent
 	assert.Equal(t, uint64(1), n.Stats().Dropped[DropStaleIncarnation])
+	n.Step(now, beat("p", 10, 5, 1)) // the previous incarnation's packet replayed
+	assert.Equal(t, uint64(3), n.Stats().Dropped[DropStaleSeq])
+	n.Step(now, beat("p", 10, 6, 1)) // the previous incarnation still sending: a duplicate id, heard
+	assert.Equal(t, uint64(3), n.Stats().Received[Heartbeat])
 
 	later := now.Add(n.cfg.ForgetPeerAfter)
-	n.Step(later, beat("p", 10, 100, 1)) // silent long enough: accepted
-	assert.Equal(t, uint64(3), n.Stats().Received[Heartbeat])
+	n.Step(later, beat("p", 9, 100, 1)) // silent long enough: accepted
+	assert.Equal(t, uint64(4), n.Stats().Received[Heartbeat])
 }
 
 func TestPeerTableBounded(t *testing.T) {

@@ -1,0 +1,168 @@
+package udp_test
+
+import (
+	"bytes"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/election/udp/memnet"
+	"github.com/lanleader/lanleader/election/udp/wire"
+)
+
+// logBuffer is a node's log, safe for the run loop and the test.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lines returns the log lines containing every one of subs.
+func (b *logBuffer) lines(subs ...string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(b.buf.String(), "\n") {
+		ok := l != ""
+		for _, s := range subs {
+			ok = ok && strings.Contains(l, s)
+		}
+		if ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func keyring(t *testing.T, b byte) *wire.Keyring {
+	k, err := wire.NewKeyring(bytes.Repeat([]byte{b}, wire.MinKeyLen))
+	require.NoError(t, err)
+	return k
+}
+
+// Issue 10: two nodes with different keys, or one without a key, used to
+// both lead with nothing but a metric to show it. Each side now names the
+// other's address at WARN with the likely cause, once per 10 s.
+func TestAuthMismatchWarnsOnBothSides(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		k1, k2       byte // 0: no key
+		warn1, warn2 string
+	}{
+		{"different keys", 1, 2, "reason=bad_mac", "reason=bad_mac"},
+		{"one side unsigned", 1, 0, "reason=unsigned", "reason=signed_without_key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := &cluster{t: t, net: memnet.New(memnet.WithSeed(1)), keyFor: func(i int) *wire.Keyring {
+					if b := []byte{tc.k1, tc.k2}[i-1]; b != 0 {
+						return keyring(t, b)
+					}
+					return nil
+				}}
+				n1, n2 := c.start(1), c.start(2)
+				defer c.stopAll()
+				advance(5 * time.Second)
+				w1 := n1.logs.lines("level=WARN", tc.warn1, "from="+n2.addr.String())
+				w2 := n2.logs.lines("level=WARN", tc.warn2, "from="+n1.addr.String())
+				assert.NotEmpty(t, w1, "n1 names n2's address")
+				assert.NotEmpty(t, w2, "n2 names n1's address")
+				assert.LessOrEqual(t, len(w1), 1, "rate-limited: one line per address per 10 s")
+				assert.LessOrEqual(t, len(w2), 1)
+				if len(w1) > 0 {
+					assert.Contains(t, w1[0], "cause=")
+				}
+			})
+		})
+	}
+}
+
+// Issue 10: two processes with one node id used to both lead with the same
+// term. The one that started first keeps leading; the other logs ERROR
+// naming its address and never leads while it hears it.
+func TestDuplicateNodeIDOneLeaderAndAnError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var dupOf string
+		c := &cluster{t: t, net: memnet.New(memnet.WithSeed(1)), idFor: func(i int) string {
+			if i == 3 {
+				return dupOf // a second process with the leader's id
+			}
+			return []string{"", "n1", "n2"}[i]
+		}}
+		c.start(1)
+		c.start(2)
+		defer c.stopAll()
+		advance(2 * time.Second)
+		ls := c.leaders()
+		require.Len(t, ls, 1)
+		first := ls[0]
+		dupOf = first.id
+		term := first.elector.Status().Leader.Term
+		dup := c.start(3)
+		for range 50 {
+			advance(100 * time.Millisecond)
+			assert.NotEqual(t, election.Leader, dup.elector.Status().Role, "the newer n1 never leads")
+		}
+		assert.Equal(t, election.Leader, first.elector.Status().Role, "the n1 that was there first keeps leading")
+		assert.Equal(t, term, first.elector.Status().Leader.Term)
+		assert.NotEmpty(t, dup.logs.lines("level=ERROR", "another process uses this node id", "addr="+first.addr.String()))
+		assert.NotEmpty(t, first.logs.lines("level=ERROR", "another process uses this node id", "addr="+dup.addr.String()))
+
+		// The first one crashes: the duplicate still must not lead until it
+		// has stopped hearing the first for a while — and the cluster has
+		// exactly one leader throughout.
+		c.crash(first)
+		for range 100 {
+			advance(100 * time.Millisecond)
+			assert.LessOrEqual(t, len(c.leaders()), 1)
+		}
+	})
+}
+
+// Issue 16, deaf from boot with unicast peers (no self echo): the node may
+// lead alone, but every node logs WARN lines naming it and its address
+// within 5 s — the rival leader, and a peer that does not hear — and it
+// logs "isolated" itself; the live leader keeps leading.
+func TestDeafFromBootIsReportedOnBothSides(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &cluster{t: t, net: memnet.New(memnet.WithSeed(1)), expectPeers: true}
+		c.start(1)
+		c.start(2)
+		c.start(3)
+		defer c.stopAll()
+		advance(2 * time.Second)
+		ls := c.leaders()
+		require.Len(t, ls, 1)
+		lead := ls[0]
+		deafAddr := netip.MustParseAddrPort("198.18.0.4:7483")
+		for _, nd := range c.nodes {
+			c.net.Block(nd.addr, deafAddr)
+		}
+		deaf := c.start(4)
+		advance(5 * time.Second)
+		assert.Equal(t, election.Leader, lead.elector.Status().Role, "the live leader keeps leading")
+		assert.NotEmpty(t, deaf.logs.lines("level=WARN", "isolated"), "the deaf node says it hears nobody")
+		for _, nd := range c.nodes[:3] {
+			assert.NotEmpty(t, nd.logs.lines("level=WARN", "peer does not hear the cluster", "peer=n4", "addr="+deafAddr.String()),
+				"%s names the deaf node", nd.id)
+			assert.Equal(t, lead.id, nd.elector.Status().Leader.ID)
+		}
+		if deaf.elector.Status().Role == election.Leader {
+			assert.NotEmpty(t, lead.logs.lines("level=WARN", "rival leader", "rival=n4", "addr="+deafAddr.String()),
+				"the leader reports the deaf node leading alone")
+			assert.Equal(t, "n4", lead.elector.Hearing().Rival.ID, "and shows it in Hearing (/status)")
+		}
+	})
+}

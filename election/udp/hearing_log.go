@@ -1,0 +1,104 @@
+package udp
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/lanleader/lanleader/election/udp/protocol"
+)
+
+// hearingWarnEvery bounds how often one persisting hearing problem is
+// logged again.
+const hearingWarnEvery = 10 * time.Second
+
+// hearingLog turns protocol.Hearing into log lines: WARN when a problem
+// appears and every hearingWarnEvery while it lasts, INFO when it clears.
+// It runs on the run loop's goroutine only.
+type hearingLog struct {
+	// expectPeers: a node configured with peers or a cluster size that
+	// hears nobody is worth a WARN; a lone broadcast node is not.
+	expectPeers bool
+	isolatedAt  time.Time
+	rivalAt     time.Time
+	rivalID     string
+	dupAt       time.Time
+	deafAt      map[string]time.Time
+}
+
+func (l *hearingLog) due(last *time.Time, now time.Time) bool {
+	if !last.IsZero() && now.Sub(*last) < hearingWarnEvery {
+		return false
+	}
+	*last = now
+	return true
+}
+
+// report logs what changed in h since the last call.
+func (l *hearingLog) report(log *slog.Logger, now time.Time, h protocol.Hearing, leader string) {
+	silent := h.SilentFor.Round(time.Millisecond)
+	switch {
+	case h.Deaf:
+		if l.due(&l.isolatedAt, now) {
+			log.Warn("isolated: this node's own broadcasts do not come back; it cannot receive and will not lead",
+				"silent_for", silent, "cause", "inbound UDP to the election port is dropped on this host (firewall?)")
+		}
+	case h.Isolated && l.expectPeers:
+		if l.due(&l.isolatedAt, now) {
+			log.Warn("isolated: no valid packet from any other node", "silent_for", silent,
+				"cause", "inbound UDP dropped on this host, a partition, or every other node down")
+		}
+	case !l.isolatedAt.IsZero():
+		l.isolatedAt = time.Time{}
+		log.Info("hearing other nodes again")
+	}
+
+	if r := h.Rival; r.ID != "" {
+		if r.ID != l.rivalID || l.due(&l.rivalAt, now) {
+			l.rivalID, l.rivalAt = r.ID, now
+			why := "its term is lower than the known leader's"
+			if r.Higher {
+				why = "it shows no sign of hearing the known leader"
+			}
+			log.Warn("rival leader: ignoring its heartbeats", "rival", r.ID, "addr", r.Addr, "rival_term", r.Term,
+				"leader", leader, "why", why)
+		}
+	} else {
+		l.rivalID, l.rivalAt = "", time.Time{}
+	}
+
+	seen := make(map[string]bool, len(h.DeafPeers))
+	for _, p := range h.DeafPeers {
+		seen[p.ID] = true
+		if l.deafAt == nil {
+			l.deafAt = make(map[string]time.Time)
+		}
+		last := l.deafAt[p.ID]
+		if l.due(&last, now) {
+			why := "its messages show no sign of hearing the leader"
+			if p.SelfReported {
+				why = "it reports hearing no other node"
+			}
+			log.Warn("peer does not hear the cluster", "peer", p.ID, "addr", p.Addr, "why", why,
+				"cause", "inbound UDP dropped on that host (firewall?) or a one-way link")
+		}
+		l.deafAt[p.ID] = last
+	}
+	for id := range l.deafAt {
+		if !seen[id] {
+			delete(l.deafAt, id)
+		}
+	}
+
+	if d := h.Duplicate; d.Incarnation != 0 {
+		if l.due(&l.dupAt, now) {
+			role := "this process started later: it will not lead while it hears the other"
+			if d.First {
+				role = "this process started first: it keeps its role"
+			}
+			log.Error("another process uses this node id", "addr", d.Addr, "its_incarnation", d.Incarnation, "role", role,
+				"cause", "two nodes configured with one node_id; give each a unique one")
+		}
+	} else {
+		l.dupAt = time.Time{}
+	}
+}
