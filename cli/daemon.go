@@ -103,12 +103,13 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	var wg sync.WaitGroup
 	if ln != nil {
 		srv := httpapi.New(httpapi.Config{
-			Elector: el.Elector,
-			Jobs:    func() any { return d.runner.Snapshot() },
-			Extra:   el.View,
-			Metrics: m,
-			Version: version.String(),
-			Logger:  logger,
+			Elector:  el.Elector,
+			Jobs:     func() any { return d.runner.Snapshot() },
+			JobViews: func(n int) []jobs.JobView { return d.runner.Jobs(n) },
+			Extra:    el.View,
+			Metrics:  m,
+			Version:  version.String(),
+			Logger:   logger,
 		})
 		wg.Go(func() {
 			if err := srv.ServeListener(runCtx, ln); err != nil {

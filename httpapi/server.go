@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
 
@@ -30,6 +31,10 @@ type Config struct {
 	// Jobs returns the job runner's per-job view, encoded as the "jobs"
 	// field of /status. Nil leaves the field out. Called per request.
 	Jobs func() any
+	// JobViews returns every job's schedule, next instants and at most
+	// runs recent runs, for /jobs and the status page. Nil serves an empty
+	// list. Called per request.
+	JobViews func(runs int) []jobs.JobView
 	// Extra returns any further view (peers heard, ...), encoded as the
 	// "extra" field. Nil leaves the field out. Called per request.
 	Extra func() any
@@ -68,6 +73,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /status", s.status)
+	mux.HandleFunc("GET /jobs", s.jobsHandler)
 	if s.cfg.Metrics != nil {
 		mux.Handle("GET /metrics", s.cfg.Metrics.Handler())
 	}

@@ -18,6 +18,7 @@ func (r *Runner) startLeading(ctx context.Context, term uint64) {
 	}
 	r.term = term
 	r.leaderCtx = ctx
+	r.rememberLeader(term, r.cfg.Node)
 	r.log.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(r.jobs))
 	for _, j := range r.jobs {
 		j.runCtx, j.stopRuns = context.WithCancel(ctx)
@@ -265,7 +266,7 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 	if runCtx == nil {
 		runCtx = ctx // fired outside a leadership (tests)
 	}
-	go r.run(runCtx, term, j, spec, instant)
+	go r.run(runCtx, j, spec, RunRecord{Job: spec.Name, RunID: newRunID(), ScheduledAt: instant, Term: term})
 }
 
 // ledgerChanged re-encodes the ledger and tells the elector. Must hold

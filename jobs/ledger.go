@@ -66,6 +66,22 @@ func (o Outcome) String() string {
 // MarshalText encodes the outcome as its name.
 func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
+// UnmarshalText parses an outcome's name (history snapshots, /jobs).
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for i, name := range outcomeNames {
+		if i != 0 && name == string(b) {
+			*o = Outcome(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("jobs: unknown outcome %q", b)
+}
+
+// final reports whether a run with this outcome has ended.
+func (o Outcome) final() bool {
+	return o == OutcomeOK || o == OutcomeFailed || o == OutcomeCancelled || o == OutcomeInterrupted
+}
+
 func (o Outcome) valid() bool { return o >= OutcomeRunning && o <= OutcomeNone }
 
 // LedgerEntry is what the ledger knows about one job: the last scheduled
@@ -97,6 +113,11 @@ func JobIDOf(name string) uint64 {
 	h.Write([]byte(name))
 	return h.Sum64()
 }
+
+// ManualJobIDOf returns the ledger id of a job's manual runs (`lanleader
+// trigger`): an entry of its own, so a manual run is never mistaken for a
+// scheduled instant and cannot move the schedule's cursor.
+func ManualJobIDOf(name string) uint64 { return JobIDOf("\x00manual\x00" + name) }
 
 // Encode returns the compact binary form of l, at most MaxLedgerSize bytes.
 // If the entries do not all fit, the most recently started ones are kept

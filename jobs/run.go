@@ -40,6 +40,16 @@ type RunRecord struct {
 	Duration time.Duration `json:"-"`
 	// Error describes a failure (start error, timeout, signal), if any.
 	Error string `json:"error,omitempty"`
+	// Node is the node that ran it.
+	Node string `json:"node"`
+	// Manual is set for a run started by `lanleader trigger` (Runner.Trigger)
+	// rather than by the schedule; ScheduledAt is then when it was
+	// requested, and the ledger keeps it apart from the scheduled instants.
+	Manual bool `json:"manual"`
+	// Heard is set when this node did not run it but heard of it in a
+	// leader's ledger: only Job, ScheduledAt, Term, Outcome, Node and
+	// Manual are known.
+	Heard bool `json:"heard,omitempty"`
 }
 
 // MarshalJSON adds duration_seconds, the form /status readers expect.
@@ -51,13 +61,28 @@ func (rec RunRecord) MarshalJSON() ([]byte, error) {
 	}{plain(rec), rec.Duration.Seconds()})
 }
 
-// run executes all attempts of one instant and records the result. A panic
-// here is contained to this run.
-func (r *Runner) run(leaderCtx context.Context, term uint64, j *job, spec Spec, instant time.Time) {
-	rec := RunRecord{
-		Job: spec.Name, RunID: newRunID(), ScheduledAt: instant.UTC(), Term: term,
-		Outcome: OutcomeFailed, ExitCode: -1, Started: time.Now(),
+// UnmarshalJSON reads what MarshalJSON writes, duration_seconds included.
+func (rec *RunRecord) UnmarshalJSON(b []byte) error {
+	type plain RunRecord
+	var v struct {
+		plain
+		DurationSeconds float64 `json:"duration_seconds"`
 	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*rec = RunRecord(v.plain)
+	rec.Duration = time.Duration(v.DurationSeconds * float64(time.Second))
+	return nil
+}
+
+// run executes all attempts of one run (rec names it: job, run id,
+// instant, term, manual) and records the result. A panic here is contained
+// to this run.
+func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord) {
+	term := rec.Term
+	rec.ScheduledAt = rec.ScheduledAt.UTC()
+	rec.Node, rec.Outcome, rec.ExitCode, rec.Started = r.cfg.Node, OutcomeFailed, -1, time.Now()
 	defer r.wg.Done()
 	defer func() {
 		if p := recover(); p != nil {
@@ -180,6 +205,7 @@ func (r *Runner) runEnv(spec *Spec, rec *RunRecord) []string {
 		"LANLEADER_NODE="+r.cfg.Node,
 		"LANLEADER_SCHEDULED_AT="+rec.ScheduledAt.UTC().Format(time.RFC3339),
 		"LANLEADER_RUN_ID="+rec.RunID,
+		"LANLEADER_TRIGGER="+rec.trigger(),
 	)
 }
 
@@ -196,12 +222,18 @@ func (r *Runner) finish(j *job, rec RunRecord) {
 	r.mu.Lock()
 	j.active--
 	j.last = &rec
-	if e, ok := r.own[j.id]; ok && e.Instant.Equal(rec.ScheduledAt) {
+	delete(r.manualRuns, rec.RunID)
+	id := j.id
+	if rec.Manual {
+		id = ManualJobIDOf(j.spec.Name)
+	}
+	if e, ok := r.own[id]; ok && e.Instant.Equal(rec.ScheduledAt) && (!rec.Manual || e.Term == rec.Term) {
 		e.Outcome = rec.Outcome
-		r.own[j.id] = e
+		r.own[id] = e
 		r.ledgerChanged()
 	}
 	r.mu.Unlock()
+	r.history.Add(rec)
 	if r.cfg.OnRunFinished != nil {
 		func() {
 			defer func() {
@@ -212,6 +244,14 @@ func (r *Runner) finish(j *job, rec RunRecord) {
 			r.cfg.OnRunFinished(rec)
 		}()
 	}
+}
+
+// trigger is LANLEADER_TRIGGER: what started the run.
+func (rec RunRecord) trigger() string {
+	if rec.Manual {
+		return "manual"
+	}
+	return "schedule"
 }
 
 func newRunID() string {

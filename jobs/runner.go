@@ -51,6 +51,9 @@ type RunnerConfig struct {
 	// UDP elector pushes (udp.Config.OnPayload), and should be wired that
 	// way: a ledger heard between the last poll and a takeover is missed.
 	PeerLedger func() (leader string, term uint64, payload []byte)
+	// HistorySize is how many finished runs per job History keeps. Zero
+	// means DefaultHistorySize.
+	HistorySize int
 }
 
 // PeerLedgerPoll is how often Run polls RunnerConfig.PeerLedger. A crash
@@ -66,6 +69,8 @@ type Runner struct {
 	log  *slog.Logger
 	jobs []*job
 	byID map[uint64]*job
+	// history keeps finished runs, this node's and those heard of.
+	history *History
 	// exec runs one attempt; tests replace it.
 	exec func(ctx context.Context, s proc.Spec) proc.Result
 
@@ -82,7 +87,12 @@ type Runner struct {
 	// for jobs a reload adds.
 	leaderCtx context.Context
 	leader    election.LeaderInfo // last known leader
-	own       map[uint64]LedgerEntry
+	// leaders remembers which node led recent terms, to name the node of
+	// runs heard of in ledgers.
+	leaders map[uint64]string
+	// manualRuns are the manual runs in progress, by run id.
+	manualRuns map[string]RunRecord
+	own        map[uint64]LedgerEntry
 	// peer merges every ledger adopted from leaders: per job the newest
 	// (instant, then term) entry. unknown marks jobs a truncated ledger left
 	// out: what its leader did with them is not known.
@@ -142,13 +152,16 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	r := &Runner{
-		cfg:     cfg,
-		log:     log,
-		byID:    map[uint64]*job{},
-		own:     map[uint64]LedgerEntry{},
-		peer:    map[uint64]LedgerEntry{},
-		unknown: map[uint64]bool{},
-		exec:    proc.Run,
+		cfg:        cfg,
+		log:        log,
+		byID:       map[uint64]*job{},
+		history:    NewHistory(cfg.HistorySize),
+		leaders:    map[uint64]string{},
+		manualRuns: map[string]RunRecord{},
+		own:        map[uint64]LedgerEntry{},
+		peer:       map[uint64]LedgerEntry{},
+		unknown:    map[uint64]bool{},
+		exec:       proc.Run,
 	}
 	r.stopCtx, r.stop = context.WithCancel(context.Background())
 	jobs, err := newJobs(cfg.Jobs)
@@ -179,6 +192,11 @@ func newJobs(specs []Spec) ([]*job, error) {
 		byID[j.id] = j
 		out = append(out, j)
 	}
+	for _, j := range out {
+		if other, dup := byID[ManualJobIDOf(j.spec.Name)]; dup {
+			return nil, fmt.Errorf("jobs: job %q has the ledger id of %q's manual runs; rename one", other.spec.Name, j.spec.Name)
+		}
+	}
 	return out, nil
 }
 
@@ -199,10 +217,47 @@ func (r *Runner) Callbacks() election.Callbacks {
 		OnNewLeader: func(l election.LeaderInfo) {
 			r.mu.Lock()
 			r.leader = l
+			if l.Known() {
+				r.rememberLeader(l.Term, l.ID)
+			}
 			r.mu.Unlock()
 		},
 	}
 }
+
+// maxLeaders bounds Runner.leaders.
+const maxLeaders = 64
+
+// rememberLeader notes that id led term. Must hold r.mu.
+func (r *Runner) rememberLeader(term uint64, id string) {
+	if _, ok := r.leaders[term]; !ok && len(r.leaders) >= maxLeaders {
+		oldest := term
+		for t := range r.leaders {
+			oldest = min(oldest, t)
+		}
+		delete(r.leaders, oldest)
+	}
+	r.leaders[term] = id
+}
+
+// jobByLedgerID returns the job a ledger entry is about, and whether the
+// entry is of its manual runs. Must hold r.mu.
+func (r *Runner) jobByLedgerID(id uint64) (*job, bool) {
+	if j := r.byID[id]; j != nil {
+		return j, false
+	}
+	for _, j := range r.jobs {
+		if ManualJobIDOf(j.spec.Name) == id {
+			return j, true
+		}
+	}
+	return nil, false
+}
+
+// History returns the runs this Runner keeps: its own finished runs and
+// those heard of in leaders' ledgers. Snapshot and Restore it to keep
+// history across restarts.
+func (r *Runner) History() *History { return r.history }
 
 // Wait blocks until every scheduling loop and run has ended. Call it after
 // the Elector's Run has returned (so leadership has ended and cancel-policy

@@ -78,6 +78,7 @@ func (r *Runner) AdoptLedger(b []byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	named := make(map[uint64]bool, len(l.Entries))
+	r.hearRuns(l.Entries)
 	for _, e := range l.Entries {
 		named[e.JobID] = true
 		delete(r.unknown, e.JobID)
@@ -103,4 +104,23 @@ func (r *Runner) encodeLocked() []byte {
 		l.Entries = append(l.Entries, e)
 	}
 	return l.Encode()
+}
+
+// hearRuns files the finished runs a leader's ledger tells of in the
+// history, so every node's history shows the cluster's runs, not only its
+// own. Must hold r.mu.
+func (r *Runner) hearRuns(entries []LedgerEntry) {
+	for _, e := range entries {
+		if !e.Outcome.final() {
+			continue
+		}
+		j, manual := r.jobByLedgerID(e.JobID)
+		if j == nil {
+			continue
+		}
+		r.history.Add(RunRecord{
+			Job: j.spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: e.Outcome,
+			Node: r.leaders[e.Term], Manual: manual, Heard: true, ExitCode: -1,
+		})
+	}
 }

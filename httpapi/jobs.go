@@ -1,0 +1,89 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lanleader/lanleader/jobs"
+)
+
+// MaxRuns caps the runs= parameter of /jobs.
+const MaxRuns = 1000
+
+// JobsDoc is the JSON document /jobs serves, and what FetchJobs returns.
+type JobsDoc struct {
+	// Node is the node that answered.
+	Node string `json:"node"`
+	// Time is its clock when it answered.
+	Time time.Time `json:"time"`
+	// Jobs are every job's schedule, next instants and recent runs.
+	Jobs []jobs.JobView `json:"jobs"`
+}
+
+// jobsDoc builds /jobs with at most runs recent runs per job.
+func (s *Server) jobsDoc(runs int) JobsDoc {
+	doc := JobsDoc{Node: s.cfg.Elector.Status().Node, Time: s.now(), Jobs: []jobs.JobView{}}
+	if s.cfg.JobViews != nil {
+		doc.Jobs = s.cfg.JobViews(runs)
+	}
+	return doc
+}
+
+// jobsHandler serves /jobs[?runs=N] (default jobs.DefaultHistorySize).
+func (s *Server) jobsHandler(w http.ResponseWriter, r *http.Request) {
+	runs := jobs.DefaultHistorySize
+	if v := r.URL.Query().Get("runs"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxRuns {
+			writeText(w, http.StatusBadRequest, fmt.Sprintf("runs=%q: want a number from 1 to %d", v, MaxRuns))
+			return
+		}
+		runs = n
+	}
+	b, err := json.MarshalIndent(s.jobsDoc(runs), "", "  ")
+	if err != nil {
+		s.log.Error("httpapi: encode jobs", "err", err)
+		writeText(w, http.StatusInternalServerError, "encode jobs: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// FetchJobs reads /jobs?runs=N from the endpoint at addr (as FetchStatus).
+func FetchJobs(ctx context.Context, addr string, runs int) (JobsDoc, error) {
+	url := strings.TrimSuffix(statusURL(addr), "/status") + "/jobs?runs=" + strconv.Itoa(runs)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, fetchTimeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return JobsDoc{}, fmt.Errorf("httpapi: jobs from %s: %w", url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return JobsDoc{}, fmt.Errorf("httpapi: jobs from %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return JobsDoc{}, fmt.Errorf("httpapi: jobs from %s: read: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return JobsDoc{}, fmt.Errorf("httpapi: jobs from %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	var doc JobsDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return JobsDoc{}, fmt.Errorf("httpapi: jobs from %s: decode: %w", url, err)
+	}
+	return doc, nil
+}
