@@ -19,7 +19,14 @@ const fetchTimeout = 5 * time.Second
 // the caller knows best what to suggest (the CLI: is lanleader running
 // with --http there?).
 func FetchStatus(ctx context.Context, addr string) (StatusDoc, error) {
-	url := statusURL(addr)
+	var doc StatusDoc
+	err := getJSON(ctx, statusURL(addr), "status", &doc)
+	return doc, err
+}
+
+// getJSON GETs url and decodes its JSON body into v; errors name what and
+// the URL.
+func getJSON(ctx context.Context, url, what string, v any) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, fetchTimeout)
@@ -27,25 +34,24 @@ func FetchStatus(ctx context.Context, addr string) (StatusDoc, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: %w", url, err)
+		return fmt.Errorf("httpapi: %s from %s: %w", what, url, err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: %w", url, err)
+		return fmt.Errorf("httpapi: %s from %s: %w", what, url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: read: %w", url, err)
+		return fmt.Errorf("httpapi: %s from %s: read: %w", what, url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+		return fmt.Errorf("httpapi: %s from %s: %s: %s", what, url, resp.Status, strings.TrimSpace(string(body)))
 	}
-	var doc StatusDoc
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return StatusDoc{}, fmt.Errorf("httpapi: status from %s: decode: %w", url, err)
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("httpapi: %s from %s: decode: %w", what, url, err)
 	}
-	return doc, nil
+	return nil
 }
 
 func statusURL(addr string) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -59,31 +58,8 @@ func (s *Server) jobsHandler(w http.ResponseWriter, r *http.Request) {
 
 // FetchJobs reads /jobs?runs=N from the endpoint at addr (as FetchStatus).
 func FetchJobs(ctx context.Context, addr string, runs int) (JobsDoc, error) {
-	url := strings.TrimSuffix(statusURL(addr), "/status") + "/jobs?runs=" + strconv.Itoa(runs)
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, fetchTimeout)
-		defer cancel()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return JobsDoc{}, fmt.Errorf("httpapi: jobs from %s: %w", url, err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return JobsDoc{}, fmt.Errorf("httpapi: jobs from %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return JobsDoc{}, fmt.Errorf("httpapi: jobs from %s: read: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return JobsDoc{}, fmt.Errorf("httpapi: jobs from %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
-	}
 	var doc JobsDoc
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return JobsDoc{}, fmt.Errorf("httpapi: jobs from %s: decode: %w", url, err)
-	}
-	return doc, nil
+	url := strings.TrimSuffix(statusURL(addr), "/status") + "/jobs?runs=" + strconv.Itoa(runs)
+	err := getJSON(ctx, url, "jobs", &doc)
+	return doc, err
 }
