@@ -25,6 +25,12 @@ var (
 // job's overlap policy applies across manual and scheduled runs; the
 // CanRun guard applies as to any start.
 func (r *Runner) Trigger(name string) (RunRecord, error) {
+	// CanRun before r.mu, as fire does: the elector takes its own lock.
+	if r.cfg.CanRun != nil && !r.cfg.CanRun() {
+		return RunRecord{}, ErrNotLeading
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var j *job
 	for _, c := range r.jobs {
 		if c.spec.Name == name {
@@ -34,11 +40,6 @@ func (r *Runner) Trigger(name string) (RunRecord, error) {
 	if j == nil {
 		return RunRecord{}, fmt.Errorf("%w: %q", ErrUnknownJob, name)
 	}
-	if r.cfg.CanRun != nil && !r.cfg.CanRun() {
-		return RunRecord{}, ErrNotLeading
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	ctx, term := j.runCtx, r.term // the job's run context: a reload that removes the job stops it
 	if r.closed || term == 0 || ctx == nil || ctx.Err() != nil {
 		return RunRecord{}, ErrNotLeading
