@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/election"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -80,4 +81,30 @@ func TestAckBoundToLeader(t *testing.T) {
 	require.Len(t, sentOf(v, Ack), 1)
 	v.Step(now.Add(time.Millisecond), b)
 	assert.Empty(t, sentOf(v, Ack), "acked two leaders of one term")
+}
+
+// TestTagCollisionHigherIDWins: two equal-priority candidates whose ids
+// collide on the tag claim the same term; the higher node id wins on both
+// sides, so exactly one of them leads it.
+func TestTagCollisionHigherIDWins(t *testing.T) {
+	candidate := func(id string) *Node {
+		n, err := NewNode(testConfig(id, 100, 1), t0)
+		require.NoError(t, err)
+		for n.Status().Role != election.Candidate {
+			n.Tick(n.NextTick())
+		}
+		n.Ready()
+		return n
+	}
+	lo, hi := candidate(collideA), candidate(collideB)
+	require.Equal(t, lo.claimTerm, hi.claimTerm, "same round, priority and tag: same term")
+
+	lo.Step(lo.now, claim(collideB, 100, 1, 1))
+	assert.Equal(t, election.Follower, lo.Status().Role, "%s yields to %s's claim of the same term", collideA, collideB)
+
+	hi.Step(hi.now, claim(collideA, 100, 1, 1))
+	assert.Equal(t, election.Candidate, hi.Status().Role, "%s keeps its claim", collideB)
+	hi.Tick(hi.NextTick())
+	hi.Tick(hi.NextTick())
+	assert.Equal(t, election.Leader, hi.Status().Role)
 }

@@ -73,3 +73,40 @@ func TestQuorumResignIsFast(t *testing.T) {
 		assert.LessOrEqual(t, d, ResignBound(c, LAN.MaxDelay()), "seed %d: RESIGN releases the promises", seed)
 	}
 }
+
+// TestQuorumMinorityClaimsBackOff: a node cut off from the majority claims
+// less and less often (Interval doubling per failed claim, at most 16
+// intervals): a 10 s split costs it a handful of claims, not two per
+// interval. Once the split heals it hears the leader and follows it.
+func TestQuorumMinorityClaimsBackOff(t *testing.T) {
+	c := quorumConfig(3)
+	var most uint64
+	defer func() { t.Logf("at most %d claims by the minority node in a 10 s split", most) }()
+	for _, seed := range seeds(t, 20) {
+		s := New(Options{Seed: seed, Base: c, Link: LAN}, nodeIDs(3)...)
+		leader, err := elect(s, 10*time.Second)
+		require.NoError(t, err, "seed %d", seed)
+		var lone string
+		for _, id := range s.IDs() {
+			if id != leader {
+				lone = id
+				break
+			}
+		}
+		s.Isolate(lone)
+		before := s.Node(lone).Stats().ClaimsSent
+		s.Run(10 * time.Second)
+		require.NoError(t, s.Err, "seed %d", seed)
+		claims := s.Node(lone).Stats().ClaimsSent - before
+		most = max(most, claims)
+		// Failures at about 1+2+4+8+16+16 intervals after the first (each
+		// attempt a claim and its retransmission): 7 attempts fit in 10 s.
+		assert.LessOrEqual(t, claims, uint64(16), "seed %d: claims in a 10 s split", seed)
+		assert.Positive(t, claims, "seed %d: it does keep trying", seed)
+		s.Heal()
+		ok := s.RunUntil(s.Now().Add(c.Timings().MaxClaimBackoff+5*time.Second), func() bool {
+			return s.Node(lone).Status().Leader.ID == leader
+		})
+		assert.True(t, ok, "seed %d: follows the leader after the heal", seed)
+	}
+}

@@ -1,0 +1,96 @@
+package protocol
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// quorumLeader returns node "a" of a 3-node quorum cluster elected with
+// one vote (from "b"), and when its claim was sent.
+func quorumLeader(t *testing.T, promiseMisses int) (*Node, time.Time) {
+	t.Helper()
+	c := testConfig("a", 100, 1)
+	c.ClusterSize = 3
+	c.PromiseMisses = promiseMisses
+	a, err := NewNode(c, t0)
+	require.NoError(t, err)
+	a.Ready()
+	for a.Status().Role != election.Candidate {
+		a.Tick(a.NextTick())
+	}
+	cl := sentOf(a, Claim)
+	require.Len(t, cl, 1)
+	sentAt := a.now
+	a.Step(sentAt.Add(time.Millisecond), Message{Type: Vote, Cluster: "test", From: "b", Incarnation: 1, Seq: 1,
+		Term: cl[0].Msg.Term, Leader: "a", Priority: 100})
+	for a.Status().Role == election.Candidate {
+		a.Tick(a.NextTick())
+	}
+	require.Equal(t, election.Leader, a.Status().Role)
+	a.Ready()
+	return a, sentAt
+}
+
+// TestLeaderMayNotActPastItsLease: without acks the lease ends Lease after
+// the claim was sent, and CanActAsLeader says so at once — also when the
+// node has not ticked yet (the job runner asks from its own goroutine,
+// between ticks).
+func TestLeaderMayNotActPastItsLease(t *testing.T) {
+	a, sentAt := quorumLeader(t, 10) // lease 1.6 s: longer than the pause rule's reach
+	end := sentAt.Add(a.t.Lease)
+	for next := a.NextTick(); next.Before(end); next = a.NextTick() {
+		a.Tick(next) // heartbeats nobody acks
+		a.Ready()
+	}
+	require.Equal(t, election.Leader, a.Status().Role)
+	assert.True(t, a.CanActAsLeader(end.Add(-time.Millisecond)))
+	assert.False(t, a.CanActAsLeader(end), "acting on a lease that ran out")
+	a.Tick(end)
+	assert.NotEqual(t, election.Leader, a.Status().Role, "steps down when the lease runs out")
+}
+
+// TestLeaseHasDriftMargin: the lease must end before any voter's promise
+// even when the leader's clock runs 20 % slower than the voter's (the
+// documented bound): Lease × 1.2 ≤ Promise, for every PromiseMisses.
+func TestLeaseHasDriftMargin(t *testing.T) {
+	for _, pm := range []int{3, 4, 10, 1000} {
+		c := testConfig("a", 100, 1)
+		c.ClusterSize, c.PromiseMisses = 3, pm
+		tm := c.Timings()
+		assert.LessOrEqual(t, tm.Lease*6/5, tm.Promise, "PromiseMisses %d: lease %v, promise %v", pm, tm.Lease, tm.Promise)
+	}
+	a, sentAt := quorumLeader(t, 3)
+	assert.Equal(t, sentAt.Add(a.t.Lease), a.q.leaseEnd(), "the lease runs from the claim's send time")
+	assert.Less(t, a.t.Lease, a.t.Promise)
+}
+
+// TestLostClaimIsRetransmitted: a claim is sent again halfway through its
+// window, so one lost packet does not lose the election: a voter that
+// hears only the second copy still elects the candidate.
+func TestLostClaimIsRetransmitted(t *testing.T) {
+	c := testConfig("a", 100, 1)
+	c.ClusterSize = 3
+	a, err := NewNode(c, t0)
+	require.NoError(t, err)
+	a.Ready()
+	for a.Status().Role != election.Candidate {
+		a.Tick(a.NextTick())
+	}
+	require.Len(t, sentOf(a, Claim), 1) // lost
+	a.Tick(a.NextTick())
+	again := sentOf(a, Claim)
+	require.Len(t, again, 1, "the claim is resent within its window")
+	assert.Equal(t, election.Candidate, a.Status().Role)
+
+	b := quorumNode(t, "b", 3, 2)
+	b.Step(a.now.Add(b.t.Promise), again[0].Msg) // b's start-up promise is long over
+	votes := sentOf(b, Vote)
+	require.Len(t, votes, 1)
+	a.Step(a.now, votes[0].Msg)
+	a.Tick(a.NextTick())
+	assert.Equal(t, election.Leader, a.Status().Role, "the resent claim won the vote")
+}
