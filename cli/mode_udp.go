@@ -221,7 +221,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		CanRun:  e.CanActAsLeader,
 		Publish: e.Publish,
 		View: func() any {
-			v := newUDPView(e.Stats(), t.Stats())
+			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
 			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())
 			return v
 		},

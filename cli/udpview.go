@@ -23,9 +23,27 @@ type udpView struct {
 	SocketErrors    uint64            `json:"socket_errors"`
 	Dropped         map[string]uint64 `json:"dropped"`
 	Hearing         hearingView       `json:"hearing"`
+	// Quorum is set in quorum mode (cluster_size > 0) only.
+	Quorum *quorumView `json:"quorum,omitempty"`
 }
 
-func newUDPView(p protocol.Stats, t udp.TransportStats) udpView {
+// quorumView is quorum mode's part of /status: why there is no leader
+// ("lost": only reachable of cluster_size answered; "overfull": more node
+// ids on the LAN than cluster_size) and the refusals behind it.
+type quorumView struct {
+	ClusterSize  int      `json:"cluster_size"`
+	Majority     int      `json:"majority"`
+	Lost         bool     `json:"lost"`
+	Reachable    int      `json:"reachable"`
+	Overfull     bool     `json:"overfull"`
+	HeardIDs     []string `json:"heard_ids"`
+	QuorumFailed uint64   `json:"claims_without_majority"`
+	LeaseLost    uint64   `json:"leases_lost"`
+	VotesRefused uint64   `json:"votes_refused"`
+	AcksRefused  uint64   `json:"acks_refused"`
+}
+
+func newUDPView(p protocol.Stats, q protocol.QuorumStatus, t udp.TransportStats) udpView {
 	v := udpView{
 		LeaderChanges:   p.LeaderChanges,
 		Suspicions:      p.Suspicions,
@@ -40,6 +58,13 @@ func newUDPView(p protocol.Stats, t udp.TransportStats) udpView {
 		PacketsOut:      t.PacketsOut,
 		SocketErrors:    t.ReadErrors + t.WriteErrors,
 		Dropped:         make(map[string]uint64),
+	}
+	if q.Size > 0 {
+		v.Quorum = &quorumView{
+			ClusterSize: q.Size, Majority: q.Majority, Lost: q.Lost, Reachable: q.Reachable,
+			Overfull: q.Overfull, HeardIDs: q.HeardIDs,
+			QuorumFailed: p.QuorumFailed, LeaseLost: p.LeaseLost, VotesRefused: p.VotesRefused, AcksRefused: p.AcksRefused,
+		}
 	}
 	for reason, n := range p.Dropped {
 		v.Dropped[string(reason)] += n

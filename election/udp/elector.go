@@ -75,6 +75,8 @@ type Elector struct {
 	hearing hearingLog
 	// probes runs the leader probes (probe_run.go).
 	probes *prober
+	// qlog is what was last logged about quorum mode (run loop only).
+	qlog quorumLog
 	// publish asks the run loop to heartbeat the payload at once; one
 	// pending request stands for any number.
 	publish chan struct{}
@@ -156,6 +158,13 @@ func (e *Elector) LeaderPayload() (leader string, term uint64, payload []byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.node.LeaderPayload()
+}
+
+// Quorum returns quorum mode's state (zero when quorum mode is off).
+func (e *Elector) Quorum() protocol.QuorumStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.node.Quorum()
 }
 
 // Stats returns the protocol's counters.

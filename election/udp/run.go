@@ -66,6 +66,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 		e.flush()
 		e.reportHearing()
 		notifier.Update(e.currentStatus())
+		e.logQuorum()
 		timer.Reset(e.nextTick().Sub(e.clock.Now()))
 	}
 }

@@ -169,6 +169,15 @@ func (n *Node) NextTick() time.Time {
 	if n.quiet {
 		return n.now.Add(n.cfg.Interval)
 	}
+	next := n.nextDeadline()
+	if a := n.nextAnnounce(); !a.IsZero() && a.Before(next) {
+		return a
+	}
+	return next
+}
+
+// nextDeadline is the role's next deadline.
+func (n *Node) nextDeadline() time.Time {
 	switch n.role {
 	case election.Leader:
 		if n.q.on() && n.q.leaseEnd().Before(n.nextBeat) {

@@ -75,10 +75,17 @@ type quorumTracker struct {
 	heard int
 	// heardIDs are those ids, sorted (for the misconfiguration report).
 	heardIDs []string
+	// announceAt is when an overfull node next broadcasts a QUERY, so
+	// that every node hears its id (followers are otherwise silent to
+	// each other) and the misconfiguration stays visible to all.
+	announceAt time.Time
 
 	// lost is set when a claim found no majority or a lease ran out, and
 	// cleared when a leader is heard or elected: "no majority" for logs.
 	lost bool
+	// lostReach is how many nodes (ourselves included) answered when the
+	// majority was lost.
+	lostReach int
 }
 
 func newQuorumTracker(t Timings, size int, now time.Time) quorumTracker {
@@ -255,6 +262,10 @@ func (q *quorumTracker) claimFailed(interval time.Duration) time.Duration {
 	q.failed++
 	return d
 }
+
+// loseMajority records that only reach nodes answered our claim or
+// heartbeats.
+func (q *quorumTracker) loseMajority(reach int) { q.lost, q.lostReach = true, reach }
 
 // heardLeader resets the claim backoff: a leader exists, so the next
 // failure is news.

@@ -36,10 +36,14 @@ func (n *Node) Quorum() QuorumStatus {
 	if !q.on() {
 		return QuorumStatus{}
 	}
+	reach := q.reachable(n.now, n.role == election.Leader)
+	if q.lost {
+		reach = q.lostReach
+	}
 	return QuorumStatus{
 		Size:      q.size,
 		Majority:  q.majority(),
-		Reachable: q.reachable(n.now, n.role == election.Leader),
+		Reachable: reach,
 		Lost:      q.lost,
 		Heard:     q.heard,
 		HeardIDs:  slices.Clone(q.heardIDs),
@@ -62,7 +66,23 @@ func (n *Node) countMembers(now time.Time) {
 		}
 	}
 	slices.Sort(ids)
+	was := n.q.overfull()
 	n.q.heardIDs, n.q.heard = ids, len(ids)
+	if n.q.overfull() && (!was || !now.Before(n.q.announceAt)) {
+		// Make ourselves heard by everyone, now and every third of
+		// ForgetPeerAfter while it lasts, so each node counts us.
+		n.emit("", Message{Type: Query})
+		n.q.announceAt = now.Add(n.t.ForgetPeerAfter / 3)
+	}
+}
+
+// nextAnnounce is when countMembers must run again to re-announce an
+// overfull node; zero if it needs not.
+func (n *Node) nextAnnounce() time.Time {
+	if !n.q.overfull() {
+		return time.Time{}
+	}
+	return n.q.announceAt
 }
 
 // noteMember recounts the node ids heard when from is not among them.

@@ -57,7 +57,9 @@ func (n *Node) tickOnce(now time.Time) bool {
 			// than ClusterSize): we may no longer be the only leader.
 			// Step down; claim again later with votes.
 			n.stats.LeaseLost++
-			n.q.lost = true
+			if !n.q.overfull() {
+				n.q.loseMajority(n.q.reachable(now, true))
+			}
 			n.wait(now, n.t.YieldWait)
 			return true
 		}
@@ -88,7 +90,9 @@ func (n *Node) tickOnce(now time.Time) bool {
 			}
 			if !n.q.won() {
 				n.stats.QuorumFailed++
-				n.q.lost = true
+				if !n.q.overfull() {
+					n.q.loseMajority(n.q.reachable(now, false))
+				}
 				n.abandonClaim()
 				if len(n.q.votes) > 0 {
 					// Free the voters at once: their grants to this

@@ -1,0 +1,45 @@
+package udp
+
+import (
+	"fmt"
+	"log/slog"
+)
+
+// quorumLog remembers what was last logged about quorum mode, so each
+// change is logged once.
+type quorumLog struct {
+	lost, overfull bool
+}
+
+// logQuorum logs changes of quorum mode's state: a majority lost (WARN,
+// with counts) or regained (INFO), and a cluster larger than ClusterSize
+// (ERROR, naming the ids heard) or consistent again (INFO). Run loop only.
+func (e *Elector) logQuorum() {
+	e.mu.Lock()
+	q := e.node.Quorum()
+	e.mu.Unlock()
+	if q.Size == 0 {
+		return
+	}
+	w := &e.qlog
+	if q.Overfull != w.overfull {
+		w.overfull = q.Overfull
+		if q.Overfull {
+			e.log.Error(fmt.Sprintf("cluster_size too small: heard %d distinct node ids, cluster_size is %d; no node acts as leader until cluster_size matches the nodes on the LAN", q.Heard, q.Size),
+				slog.Int("heard_ids", q.Heard), slog.Int("cluster_size", q.Size), slog.Any("ids", q.HeardIDs))
+		} else {
+			e.log.Info(fmt.Sprintf("cluster_size consistent again: %d node ids heard, cluster_size %d", q.Heard, q.Size),
+				slog.Int("heard_ids", q.Heard), slog.Int("cluster_size", q.Size))
+		}
+	}
+	if q.Lost != w.lost {
+		w.lost = q.Lost
+		if q.Lost {
+			e.log.Warn(fmt.Sprintf("no majority: %d of %d reachable, %d needed; no leader on this side", q.Reachable, q.Size, q.Majority),
+				slog.Int("reachable", q.Reachable), slog.Int("cluster_size", q.Size), slog.Int("majority", q.Majority))
+		} else {
+			e.log.Info(fmt.Sprintf("majority regained: a leader of %d nodes is elected", q.Size),
+				slog.Int("cluster_size", q.Size), slog.Int("majority", q.Majority))
+		}
+	}
+}

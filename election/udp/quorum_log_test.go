@@ -1,0 +1,91 @@
+package udp_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/election/udp"
+	"github.com/lanleader/lanleader/election/udp/memnet"
+	"github.com/lanleader/lanleader/election/udp/protocol"
+)
+
+// lockedBuffer is a log sink several Electors write to.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// runQuorumNodes runs n Electors with ClusterSize size for d of fake time
+// and returns their logs and how many leaderships started.
+func runQuorumNodes(t *testing.T, n, size int, d time.Duration) (string, int64) {
+	var led atomic.Int64
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	net := memnet.New(memnet.WithSeed(1))
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := 1; i <= n; i++ {
+		pc := protocol.DefaultLANConfig()
+		pc.NodeID, pc.Cluster, pc.ClusterSize = fmt.Sprintf("n%d", i), "test", size
+		pc.Rand = rand.New(rand.NewPCG(uint64(i), 7))
+		pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(i))
+		e, err := udp.New(udp.Config{Protocol: pc, Logger: logger.With("node", pc.NodeID), Clock: udp.GoClock{},
+			Transport: net.Join(netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i)))})
+		require.NoError(t, err)
+		wg.Go(func() {
+			cb := election.Callbacks{OnStartedLeading: func(context.Context, uint64) { led.Add(1) }}
+			assert.NoError(t, e.Run(ctx, cb))
+		})
+	}
+	advance(d)
+	cancel()
+	wg.Wait()
+	return logs.String(), led.Load()
+}
+
+// TestQuorumLossIsLoggedWithCounts: a node alone in a cluster of 3 says
+// why there is no leader, with counts.
+func TestQuorumLossIsLoggedWithCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs, led := runQuorumNodes(t, 1, 3, 5*time.Second)
+		assert.Zero(t, led)
+		assert.Contains(t, logs, `level=WARN msg="no majority: 1 of 3 reachable, 2 needed`)
+		assert.Contains(t, logs, "reachable=1 cluster_size=3 majority=2")
+	})
+}
+
+// TestClusterSizeTooSmallIsAnError: 3 nodes with cluster_size 2 log an
+// ERROR naming the count, the size and the ids, and none leads.
+func TestClusterSizeTooSmallIsAnError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs, led := runQuorumNodes(t, 3, 2, 5*time.Second)
+		assert.Contains(t, logs, `level=ERROR msg="cluster_size too small: heard 3 distinct node ids, cluster_size is 2`)
+		assert.Contains(t, logs, "ids=\"[n1 n2 n3]\"")
+		assert.Zero(t, led, "a node led although cluster_size is too small")
+	})
+}
