@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"regexp"
@@ -57,10 +58,31 @@ func TestExitCodes(t *testing.T) {
 			[]string{"leader", "required in static mode"}},
 		{"bad --log-format", []string{"run", "--config", "testdata/good.yaml", "--mode=static", "--leader", "a", "--log-format", "xml"}, ExitConfig,
 			[]string{"--log-format", `"xml"`}},
-		{"demo with one node", []string{"demo", "--nodes", "1"}, ExitUsage, []string{"--nodes 1"}},
+		{"zero values are errors, all at once", []string{"check-config", "testdata/zero_values.yaml"}, ExitConfig, []string{
+			"testdata/zero_values.yaml:8: jobs[0].schedule",
+			"testdata/zero_values.yaml:3: election.port (or --port): 0: want 1-65535",
+			"testdata/zero_values.yaml:4: election.interval (or --interval): 0s: must be positive",
+			"testdata/zero_values.yaml:5: election.misses (or --misses): 0: want at least 2"}},
+		{"run refuses what check-config refuses", []string{"run", "--config", "testdata/zero_values.yaml"}, ExitConfig, []string{
+			"testdata/zero_values.yaml:3: election.port"}},
+		{"bad election settings, all at once", []string{"check-config", "testdata/bad_election.yaml"}, ExitConfig, []string{
+			"testdata/bad_election.yaml:3: election.misses (or --misses): 1: want at least 2",
+			`testdata/bad_election.yaml:4: election.peers (or --peers): "a b c": want host:port`,
+			`"10.0.0.1:99999": port "99999": want 1-65535`,
+			`testdata/bad_election.yaml:5: election.http (or --http): "notanaddr": want host:port`,
+			"testdata/bad_election.yaml:6: election.secret_file (or --secret-file): key file: open testdata/no-such.key: no such file"}},
+		{"bad --peers flag", []string{"run", "--config", "testdata/good.yaml", "--peers", "10.0.0.1:0"}, ExitConfig,
+			[]string{`--peers: "10.0.0.1:0": port "0": want 1-65535`}},
+		{"bad --http flag", []string{"run", "--config", "testdata/good.yaml", "--http", "localhost"}, ExitConfig,
+			[]string{`--http: "localhost": want host:port`}},
+		{"protocol limits by key", []string{"check-config", "testdata/good.yaml", "--cluster", strings.Repeat("c", 300)}, ExitConfig,
+			[]string{"--cluster: is 300 bytes, at most"}},
+		{"invalid YAML at its line", []string{"check-config", "testdata/bad_yaml.yaml"}, ExitConfig,
+			[]string{"testdata/bad_yaml.yaml:6: "}},
+		{"demo with one node", []string{"demo", "--nodes", "1"}, ExitConfig, []string{"--nodes 1"}},
 		{"demo bad flag", []string{"demo", "--kill", "1s"}, ExitUsage, []string{"-kill"}},
-		{"demo kill-every too short", []string{"demo", "--kill-every", "100ms"}, ExitUsage, []string{"--kill-every 100ms"}},
-		{"demo ports past 65535", []string{"demo", "--base-port", "65534"}, ExitUsage, []string{"--base-port 65534"}},
+		{"demo kill-every too short", []string{"demo", "--kill-every", "100ms"}, ExitConfig, []string{"--kill-every 100ms"}},
+		{"demo ports past 65535", []string{"demo", "--base-port", "65534"}, ExitConfig, []string{"--base-port 65534"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,7 +168,7 @@ func TestCheckConfigPreviewsDST(t *testing.T) {
 
 	for _, bad := range [][]string{{"--from", "yesterday"}, {"--from", "2026-10-24 12:00"}, {"--count", "0"}, {"--count", "1001"}} {
 		code, _, stderr := runCLI(t, append([]string{"check-config", "testdata/dst.yaml"}, bad...)...)
-		assert.Equal(t, ExitUsage, code, "%v", bad)
+		assert.Equal(t, ExitConfig, code, "%v: an invalid flag value exits 3", bad)
 		assert.Contains(t, stderr, bad[0]+" ", "%v names the flag", bad)
 	}
 }
@@ -170,4 +192,36 @@ func TestDemoPortInUse(t *testing.T) {
 	assert.Equal(t, ExitFailure, code)
 	assert.Contains(t, stderr, fmt.Sprintf("udp port 127.0.0.1:%d is not free; pick another --base-port", port))
 	assert.NotContains(t, stdout, "started", "no node may start")
+}
+
+// TestRunStatusPortTaken: a status address that cannot be listened on
+// stops the start with exit 1 and says which address, instead of running
+// on without status.
+func TestRunStatusPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	code, _, stderr := runCLI(t, "run", "--config", "testdata/fast.yaml", "--mode=static", "--leader", "a", "--node-id", "a",
+		"--http", ln.Addr().String())
+	assert.Equal(t, ExitFailure, code)
+	assert.Contains(t, stderr, "status endpoint --http (election.http) "+ln.Addr().String())
+	assert.Contains(t, stderr, "address already in use")
+}
+
+func TestCheckConfigJSON(t *testing.T) {
+	code, stdout, _ := runCLI(t, "check-config", "--json", "testdata/bad_election.yaml")
+	assert.Equal(t, ExitConfig, code)
+	var rep checkReport
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	assert.False(t, rep.OK)
+	assert.Len(t, rep.Errors, 5, "one entry per problem: %v", rep.Errors)
+
+	code, stdout, _ = runCLI(t, "check-config", "--json", "testdata/good.yaml", "--secret-file", "")
+	require.Equal(t, ExitOK, code, stdout)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	assert.True(t, rep.OK)
+	assert.Empty(t, rep.Errors)
+	assert.Contains(t, rep.Warnings, "no secret_file: packets are not authenticated; anyone on the LAN can claim leadership")
+	require.Len(t, rep.Jobs, 2)
+	assert.Len(t, rep.Jobs[0].Next, 3)
 }

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/hooks"
@@ -18,11 +17,6 @@ import (
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
-
-// shutdownGrace bounds how long `run` waits, after leaving the election, for
-// on_leader_loss: finish runs and the on_stop hook before it kills them.
-// The systemd unit's TimeoutStopSec is above it.
-const shutdownGrace = 30 * time.Second
 
 // daemon is one `lanleader run`: the elector, the job runner, the hooks and
 // the status endpoint, and the configuration they were built from.
@@ -67,7 +61,11 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 			logger.Warn("ignoring a leader's job ledger that does not decode", "err", err)
 		}
 	}
+	for _, w := range rc.warnings {
+		logger.Warn(w)
+	}
 	el, err := rc.ms.New(Env{
+		Context:     ctx,
 		NodeID:      s.NodeID,
 		Logger:      logger,
 		Metrics:     m,
@@ -141,7 +139,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 
 	// Leadership has ended; cancel-policy runs are being stopped. Give
 	// finish-policy runs and on_stop a bounded time.
-	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	shutdown, cancel := context.WithTimeout(context.Background(), s.StopGrace)
 	defer cancel()
 	if err := d.runner.Wait(shutdown); err != nil {
 		logger.Warn("jobs still running at shutdown were killed", "err", err)

@@ -66,7 +66,7 @@ failover times and whether any scheduled instant ran twice.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(); err != nil {
-				return usageError{err}
+				return ConfigError{err}
 			}
 			exe, err := os.Executable()
 			if err != nil {

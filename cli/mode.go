@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -51,6 +52,9 @@ type ModeSettings interface {
 
 // Env is what run gives a mode to build its Elector with.
 type Env struct {
+	// Context ends when the process is told to stop. A mode that waits for
+	// something at start (an address, an endpoint) waits on it.
+	Context context.Context
 	// NodeID is this node's id (--node-id, election.node_id, or the
 	// hostname).
 	NodeID string

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +46,9 @@ type udpSettings struct {
 	// ClusterSize > 0 turns on quorum mode.
 	ClusterSize int
 	SecretFile  string
+
+	// keyring is SecretFile's keys, loaded by Load.
+	keyring *wire.Keyring
 }
 
 func defaultUDPSettings() *udpSettings {
@@ -86,7 +91,9 @@ func (s *udpSettings) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.SecretFile, "secret-file", s.SecretFile, "udp mode: file of HMAC keys (first signs, all verify)")
 }
 
-// merge applies the file's udp keys, except where a flag was given.
+// merge applies the file's udp keys, except where a flag was given. Keys
+// written in the file win even when zero, so that `port: 0` is an error
+// rather than the default.
 func (s *udpSettings) merge(src *Source) {
 	if src.File == nil {
 		return
@@ -100,7 +107,7 @@ func (s *udpSettings) merge(src *Source) {
 	str("cluster", &s.Cluster, e.Cluster)
 	str("bind", &s.Bind, e.Bind)
 	str("secret-file", &s.SecretFile, e.SecretFile)
-	if e.Port != 0 && !src.Changed("port") {
+	if src.InFile("port") && !src.Changed("port") {
 		s.Port = e.Port
 	}
 	if len(e.Peers) > 0 && !src.Changed("peers") {
@@ -109,10 +116,10 @@ func (s *udpSettings) merge(src *Source) {
 	if e.Priority != nil && !src.Changed("priority") {
 		s.Priority = *e.Priority
 	}
-	if e.Interval != 0 && !src.Changed("interval") {
+	if src.InFile("interval") && !src.Changed("interval") {
 		s.Interval = e.Interval
 	}
-	if e.Misses != 0 && !src.Changed("misses") {
+	if src.InFile("misses") && !src.Changed("misses") {
 		s.Misses = e.Misses
 	}
 	if e.ClusterSize != 0 && !src.Changed("cluster-size") {
@@ -123,6 +130,10 @@ func (s *udpSettings) merge(src *Source) {
 	}
 }
 
+// Load merges and checks every udp setting without touching the network:
+// values and their relationships (the protocol's own rules, named by key),
+// the key file, the peers' syntax, and the bind address (a warning if it
+// is not up on this host yet: run waits for it).
 func (s *udpSettings) Load(src *Source) error {
 	s.merge(src)
 	var errs []error
@@ -138,47 +149,149 @@ func (s *udpSettings) Load(src *Source) error {
 	if s.Interval <= 0 {
 		bad("interval", "%v: must be positive", s.Interval)
 	}
-	if s.Misses < 1 {
-		bad("misses", "%d: must be at least 1", s.Misses)
+	if s.Misses < 2 {
+		bad("misses", "%d: want at least 2 (one lost packet must not start an election)", s.Misses)
 	}
 	if s.ClusterSize < 0 || s.ClusterSize > 255 {
 		bad("cluster_size", "%d: want 0 (no quorum) or 1-255", s.ClusterSize)
 	}
+	if s.Preempt && s.ClusterSize > 0 {
+		bad("preempt", "not supported in quorum mode (cluster_size > 0)")
+	}
+	for _, p := range s.Peers {
+		if err := checkPeer(p, s.Port); err != nil {
+			bad("peers", "%v", err)
+		}
+	}
+	if len(errs) == 0 {
+		if _, err := s.protocolConfig(src.NodeID); err != nil {
+			errs = append(errs, protocolProblem(src, err))
+		}
+	}
+	s.keyring = nil
+	if s.SecretFile != "" {
+		k, err := wire.LoadKeyring(s.SecretFile)
+		if err != nil {
+			bad("secret_file", "%s", strings.TrimPrefix(err.Error(), "wire: "))
+		}
+		s.keyring = k
+	} else {
+		src.Warn("no secret_file: packets are not authenticated; anyone on the LAN can claim leadership")
+	}
+	if _, err := udp.ResolveBind(s.Bind, len(s.Peers) == 0); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "udp: ")
+		if errors.Is(err, udp.ErrAddressNotUp) {
+			src.Warn("bind: %s (run waits for the address to come up)", msg)
+		} else {
+			bad("bind", "%s", msg)
+		}
+	}
 	return errors.Join(errs...)
 }
 
-func (s *udpSettings) New(env Env) (*Elector, error) {
-	logger := env.Logger
+// checkPeer checks a peer's syntax (host or host:port); names are
+// resolved when run starts.
+func checkPeer(p string, defaultPort int) error {
+	host, port, err := net.SplitHostPort(p)
+	if err != nil {
+		host, port = p, strconv.Itoa(defaultPort)
+	}
+	if host == "" || strings.ContainsAny(host, " /,") {
+		return fmt.Errorf("%q: want host:port, e.g. 192.168.1.11:%d", p, defaultPort)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port %q: want 1-65535", p, port)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		return fmt.Errorf("%q: %s is not IPv4", p, host)
+	}
+	if ip := net.ParseIP(host); ip == nil && !validHostname(host) {
+		return fmt.Errorf("%q: %q is neither an IPv4 address nor a host name", p, host)
+	}
+	return nil
+}
+
+// protocolKeys maps the protocol's Config fields to their config keys.
+var protocolKeys = map[string]string{
+	"NodeID": "node_id", "Cluster": "cluster", "Interval": "interval", "Misses": "misses",
+	"ClusterSize": "cluster_size", "Preempt": "preempt", "Priority": "priority",
+}
+
+// protocolProblem turns the protocol's "protocol: config Field ..." into a
+// problem named by key.
+func protocolProblem(src *Source, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "protocol: config ")
+	field, rest, _ := strings.Cut(msg, " ")
+	if key, ok := protocolKeys[field]; ok {
+		return src.Problem(key, strings.ReplaceAll(key, "_", "-"), "%s", rest)
+	}
+	return fmt.Errorf("election settings: %s", msg)
+}
+
+// protocolConfig derives the protocol's config from the settings.
+func (s *udpSettings) protocolConfig(nodeID string) (protocol.Config, error) {
 	pc := protocol.DefaultLANConfig()
-	pc.NodeID = env.NodeID
+	pc.NodeID = nodeID
 	pc.Cluster = s.Cluster
 	pc.Priority = uint8(s.Priority)
 	pc.Interval = s.Interval
 	pc.Misses = s.Misses
 	pc.MaxMisses = max(pc.MaxMisses, s.Misses)
 	pc.Preempt = s.Preempt
-	// BackoffMax, ClaimWindow and the other timings derive from Interval
-	// in protocol.Config.Timings.
+	pc.BackoffMax = 0 // Interval/2: scales with --interval
+	// The claim window is a few LAN round trips, but must stay well under
+	// the interval for very fast settings.
+	pc.ClaimWindow = min(pc.ClaimWindow, s.Interval/4)
 	pc.ClusterSize = s.ClusterSize
 	pc.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(pc.Rand.Uint32()))
-	if err := pc.Validate(); err != nil {
+	return pc, pc.Validate()
+}
+
+// bindPoll is how often New looks for a bind address that is not up yet.
+const bindPoll = time.Second
+
+// waitBind resolves the bind address, waiting (and saying so at WARN every
+// minute) while no interface has it yet: a node that boots before its
+// network joins once the address comes up, instead of exiting.
+func (s *udpSettings) waitBind(env Env) (udp.BindAddr, error) {
+	broadcast := len(s.Peers) == 0
+	var lastLog time.Time
+	for {
+		bind, err := udp.ResolveBind(s.Bind, broadcast)
+		if err == nil || !errors.Is(err, udp.ErrAddressNotUp) {
+			if err != nil {
+				return bind, ConfigError{fmt.Errorf("--bind (election.bind): %s", strings.TrimPrefix(err.Error(), "udp: "))}
+			}
+			return bind, nil
+		}
+		if time.Since(lastLog) >= time.Minute {
+			env.Logger.Warn("waiting for the bind address to come up", "bind", s.Bind,
+				"err", strings.TrimPrefix(err.Error(), "udp: "))
+			lastLog = time.Now()
+		}
+		t := time.NewTimer(bindPoll)
+		select {
+		case <-env.Context.Done():
+			t.Stop()
+			return bind, fmt.Errorf("stopped while waiting for --bind %s to come up", s.Bind)
+		case <-t.C:
+		}
+	}
+}
+
+func (s *udpSettings) New(env Env) (*Elector, error) {
+	logger := env.Logger
+	pc, err := s.protocolConfig(env.NodeID)
+	if err != nil {
 		return nil, ConfigError{err}
 	}
-	var keyring *wire.Keyring
-	if s.SecretFile != "" {
-		k, err := wire.LoadKeyring(s.SecretFile)
-		if err != nil {
-			return nil, ConfigError{fmt.Errorf("--secret-file (election.secret_file): %w", err)}
-		}
-		keyring = k
-	} else {
-		logger.Warn("no --secret-file: packets are not authenticated; anyone on the LAN can claim leadership")
+	if s.keyring == nil && s.SecretFile != "" {
+		return nil, ConfigError{fmt.Errorf("--secret-file (election.secret_file) %s not loaded", s.SecretFile)}
 	}
-	broadcast := len(s.Peers) == 0
-	bind, err := udp.ResolveBind(s.Bind, broadcast)
+	bind, err := s.waitBind(env)
 	if err != nil {
-		return nil, ConfigError{fmt.Errorf("--bind (election.bind): %w", err)}
+		return nil, err
 	}
 	pc.Addr = fmt.Sprintf("%s:%d", bind.Addr, s.Port)
 
@@ -189,12 +302,12 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		Logger: logger,
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("udp socket %s (--bind, --port, --peers): %s", pc.Addr, strings.TrimPrefix(err.Error(), "udp: "))
 	}
 	e, err := udp.New(udp.Config{
 		Protocol:  pc,
 		Transport: t,
-		Keyring:   keyring,
+		Keyring:   s.keyring,
 		Logger:    logger,
 		Payload:   env.Ledger,
 		OnPayload: func(_ string, _ uint64, p []byte) { env.AdoptLedger(p) },
@@ -215,7 +328,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	}
 	logger.Info("udp election", "addr", pc.Addr, "broadcast", bind.Broadcast, "interface", bind.Interface,
 		"peers", s.Peers, "cluster", s.Cluster, "priority", s.Priority, "interval", s.Interval,
-		"misses", s.Misses, "quorum", s.ClusterSize, "authenticated", keyring != nil)
+		"misses", s.Misses, "quorum", s.ClusterSize, "authenticated", s.keyring != nil)
 	return &Elector{
 		Elector: e,
 		CanRun:  e.CanActAsLeader,

@@ -30,6 +30,12 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// silentError is an error the command already reported (check-config
+// --json); Execute only maps it to its exit code.
+type silentError struct{ err error }
+
+func (e silentError) Error() string { return e.err.Error() }
+
 // ConfigError marks invalid configuration (a file or flag value): exit
 // code 3. Modes wrap their setting errors in it.
 type ConfigError struct{ Err error }
@@ -69,7 +75,9 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer, extra
 		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, err, name)
 		return ExitUsage
 	case errors.As(err, &ce):
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		if !errors.As(err, new(silentError)) {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		}
 		return ExitConfig
 	default:
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)

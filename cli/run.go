@@ -35,6 +35,7 @@ func newRunFlags(fs *pflag.FlagSet, modes []Mode) *runFlags {
 	}
 	fs.StringVar(&rf.s.LogFormat, "log-format", rf.s.LogFormat, "log format: text or json")
 	fs.StringVar(&rf.s.LogLevel, "log-level", rf.s.LogLevel, "log level: debug, info, warn or error")
+	fs.DurationVar(&rf.s.StopGrace, "stop-grace", rf.s.StopGrace, "at stop, how long finish-policy runs and on_stop may take before they are killed")
 	fs.SortFlags = false
 	return rf
 }
@@ -60,10 +61,11 @@ func (rf *runFlags) fresh() (*runFlags, error) {
 // runConfig is a validated configuration: what run starts with and what
 // check-config reports on.
 type runConfig struct {
-	s    settings
-	mode *Mode
-	ms   ModeSettings
-	file *config.File
+	s        settings
+	mode     *Mode
+	ms       ModeSettings
+	file     *config.File
+	warnings []string
 }
 
 // electionKeys are the keys under election: that the modes claim.
@@ -76,35 +78,41 @@ func electionKeys(modes []Mode) []string {
 }
 
 // load reads and validates the config file and the flags: the one
-// validation path of run and check-config. Every problem is reported at
-// once, as a ConfigError.
+// validation path of run, check-config and reload. Every problem is
+// reported at once, as a ConfigError; warnings (things that do not stop a
+// start) come back in runConfig.warnings.
 func (rf *runFlags) load() (*runConfig, error) {
 	file, err := config.LoadWith(rf.s.ConfigPath, config.Options{ElectionKeys: electionKeys(rf.modes)})
-	if err != nil {
+	if file == nil {
 		if errors.Is(err, fs.ErrNotExist) && !rf.flags.Changed("config") {
 			err = fmt.Errorf("%w (give the file with --config)", err)
 		}
 		return nil, ConfigError{err}
 	}
+	// A file with errors still has its valid parts decoded: check the
+	// election settings too, so every problem is reported at once.
+	errs := []error{err}
 	src := &Source{File: file, flags: rf.flags}
 	s := rf.s
 	s.merge(src)
 	if err := s.validate(src, rf.modes); err != nil {
-		return nil, ConfigError{err}
+		return nil, ConfigError{errors.Join(append(errs, err)...)}
+	}
+	src.NodeID = s.NodeID
+	if err := checkHTTPAddr(s.HTTP); err != nil {
+		errs = append(errs, src.Problem("http", "http", "%v", err))
 	}
 	mode := findMode(rf.modes, s.Mode)
 	ms := rf.mode[mode.Name]
-	var errs []error
-	if err := ms.Load(src); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, ms.Load(src))
 	if _, err := newLogger(io.Discard, s.LogFormat, s.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
+	checkJobs(src, file)
 	if err := errors.Join(errs...); err != nil {
 		return nil, ConfigError{err}
 	}
-	return &runConfig{s: s, mode: mode, ms: ms, file: file}, nil
+	return &runConfig{s: s, mode: mode, ms: ms, file: file, warnings: src.warnings}, nil
 }
 
 func newRunCmd(modes []Mode) *cobra.Command {

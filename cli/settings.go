@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -29,6 +30,10 @@ type settings struct {
 	HTTP       string
 	LogFormat  string
 	LogLevel   string
+	// StopGrace bounds how long run waits, after leaving the election, for
+	// on_leader_loss: finish runs and the on_stop hook before it kills
+	// them. The systemd unit's TimeoutStopSec must be above it.
+	StopGrace time.Duration
 }
 
 // defaultSettings are used for anything neither the file nor a flag sets.
@@ -38,6 +43,7 @@ func defaultSettings() settings {
 		HTTP:      httpapi.DefaultAddr,
 		LogFormat: "text",
 		LogLevel:  "info",
+		StopGrace: 30 * time.Second,
 	}
 }
 
@@ -80,6 +86,9 @@ func (s *settings) validate(src *Source, modes []Mode) error {
 		}
 		return src.Problem("mode", "mode", "%q: want %s", s.Mode, orList(names))
 	}
+	if s.StopGrace <= 0 {
+		return fmt.Errorf("--stop-grace %v: must be positive", s.StopGrace)
+	}
 	if s.NodeID == "" {
 		h, err := os.Hostname()
 		if err != nil {
@@ -111,8 +120,24 @@ func findMode(modes []Mode, name string) *Mode {
 // and the flags given explicitly on the command line.
 type Source struct {
 	// File is the loaded config file; nil when the command has none.
-	File  *config.File
-	flags *pflag.FlagSet
+	File *config.File
+	// NodeID is this node's id, already resolved (flag, file or hostname).
+	NodeID string
+	flags  *pflag.FlagSet
+	// warnings are problems that do not stop a start (Warn).
+	warnings []string
+}
+
+// Warn records a problem that does not stop a start but that the user
+// should see: check-config prints it, run logs it at WARN. Say what holds
+// and what to check.
+func (s *Source) Warn(format string, args ...any) {
+	s.warnings = append(s.warnings, fmt.Sprintf(format, args...))
+}
+
+// InFile reports whether election.KEY was written in the file (even as 0).
+func (s *Source) InFile(key string) bool {
+	return s.File != nil && s.File.Has("election."+key)
 }
 
 // Changed reports whether the flag named name was given explicitly; such

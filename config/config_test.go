@@ -224,3 +224,18 @@ func TestClusterSizeIsDecoded(t *testing.T) {
 	assert.Contains(t, err.Error(), "q.yaml:2")
 	assert.Contains(t, err.Error(), "election.cluster_size")
 }
+
+// TestSyntaxErrorLine: yaml reports some errors at the line where the
+// enclosing block began; the error names the line that breaks the file.
+func TestSyntaxErrorLine(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"jobs:\n  - name: a\n    schedule: \"@every 1s\"\n    shell: echo\n  bad: : x\n", "y.yaml:5: "},
+		{"jobs:\n  - name: a\n    schedule: \"@every 1s\"\n    shell: echo\n   dir: x\n", "y.yaml:5: "},
+		{"jobs:\n  - name: a\n    schedule: \"@every 1s\"\n    shell: echo\n\tdir: x\n", "y.yaml:5: "},
+		{"jobs:\n  - name: a\n    dir: \"open\n    shell: echo\n", "y.yaml:3: "},
+	} {
+		_, err := Parse("y.yaml", []byte(tt.in))
+		require.Error(t, err, tt.in)
+		assert.True(t, strings.HasPrefix(err.Error(), tt.want), "%q: got %v", tt.in, err)
+	}
+}

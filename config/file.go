@@ -56,9 +56,9 @@ type Election struct {
 
 // Load reads and decodes the config file at path. Errors name path, the
 // line, the key and the reason; several problems are reported together,
-// one per line.
+// one per line. On error the File is nil.
 func Load(path string) (*File, error) {
-	return LoadWith(path, Options{})
+	return noPartial(LoadWith(path, Options{}))
 }
 
 // Options extend what a config file may contain.
@@ -69,7 +69,8 @@ type Options struct {
 	ElectionKeys []string
 }
 
-// LoadWith is Load with further keys allowed (see Options).
+// LoadWith is Load with further keys allowed (see Options). Like
+// ParseWith, it returns what decoded together with an error.
 func LoadWith(path string, o Options) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -80,6 +81,13 @@ func LoadWith(path string, o Options) (*File, error) {
 
 func newFile(name string) *File {
 	return &File{Path: name, lines: map[string]int{}, ElectionExtra: map[string]*yaml.Node{}}
+}
+
+// Has reports whether key (a path such as "election.port") was in the
+// file, so that a value written as 0 can be told from one left out.
+func (f *File) Has(key string) bool {
+	_, ok := f.lines[key]
+	return ok
 }
 
 // Where returns "file:line" for the value of key (a path such as

@@ -20,10 +20,21 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // Parse decodes data as a config file named name (used in errors only).
 func Parse(name string, data []byte) (*File, error) {
-	return ParseWith(name, data, Options{})
+	return noPartial(ParseWith(name, data, Options{}))
 }
 
-// ParseWith is Parse with further keys allowed (see Options).
+// noPartial drops the partial File returned with an error.
+func noPartial(f *File, err error) (*File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// ParseWith is Parse with further keys allowed (see Options). When the
+// YAML is well formed but has problems, it returns the error together with
+// the parts that did decode (invalid jobs left out), so a caller can check
+// the rest and report every problem at once.
 func ParseWith(name string, data []byte, o Options) (*File, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -31,12 +42,12 @@ func ParseWith(name string, data []byte, o Options) (*File, error) {
 		if errors.Is(err, io.EOF) {
 			return newFile(name), nil // empty file
 		}
-		return nil, syntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, syntaxError(name, err)
+			return nil, syntaxError(name, data, err)
 		}
 		return nil, fmt.Errorf("%s:%d: only one YAML document is allowed", name, extra.Line)
 	}
@@ -53,18 +64,58 @@ func ParseWith(name string, data []byte, o Options) (*File, error) {
 		if n := len(d.errs); n > maxErrors {
 			d.errs = append(d.errs[:maxErrors], fmt.Errorf("%s: and %d more problems", name, n-maxErrors))
 		}
-		return nil, errors.Join(d.errs...)
+		return d.f, errors.Join(d.errs...)
 	}
 	return d.f, nil
 }
 
-// syntaxError turns yaml's "yaml: line N: msg" into "name:N: msg".
-func syntaxError(name string, err error) error {
+// syntaxError turns yaml's "yaml: line N: msg" into "name:N: msg". yaml
+// reports some errors at the line where the enclosing block began (line 1
+// for a bad line deep inside jobs:); the line given is instead the first
+// line whose addition makes the file fail to parse, found by bisection.
+func syntaxError(name string, data []byte, err error) error {
 	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("%s:%s: %s", name, m[1], m[2])
+	m := yamlLine.FindStringSubmatch(msg)
+	if m == nil {
+		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(msg, "yaml: "))
 	}
-	return fmt.Errorf("%s: %s", name, strings.TrimPrefix(msg, "yaml: "))
+	line := m[1]
+	if l := firstBadLine(data); l > 0 {
+		line = strconv.Itoa(l)
+	}
+	return fmt.Errorf("%s:%s: %s", name, line, m[2])
+}
+
+// firstBadLine returns the smallest n such that the first n lines of data
+// do not parse as YAML, or 0 if it cannot tell.
+func firstBadLine(data []byte) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	bad := func(n int) bool {
+		var v yaml.Node
+		dec := yaml.NewDecoder(bytes.NewReader(bytes.Join(lines[:n], nil)))
+		for {
+			err := dec.Decode(&v)
+			if errors.Is(err, io.EOF) {
+				return false
+			}
+			if err != nil {
+				return true
+			}
+		}
+	}
+	if !bad(len(lines)) {
+		return 0
+	}
+	lo, hi := 0, len(lines) // bad(hi) holds; find the smallest such hi
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if bad(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // decoder walks the node tree, collecting every problem with its line.

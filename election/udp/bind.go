@@ -2,6 +2,7 @@ package udp
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -46,6 +47,16 @@ func ResolveBind(bind string, broadcast bool) (BindAddr, error) {
 	return bindResolver{}.resolve(bind, broadcast)
 }
 
+// ErrAddressNotUp matches (errors.Is) the ResolveBind errors that can go
+// away by themselves: no interface has the address yet. A daemon that
+// starts before its network waits and retries on them; every other bind
+// error is a wrong setting.
+var ErrAddressNotUp = errors.New("address not up")
+
+type notUp struct{ error }
+
+func (e notUp) Unwrap() []error { return []error{e.error, ErrAddressNotUp} }
+
 // bindResolver evaluates Bind settings. Its zero value uses the host's
 // interfaces; tests replace interfaces and the template sources with a fake
 // table so they never depend on (or touch) the machine's network.
@@ -75,7 +86,7 @@ func (r bindResolver) resolve(bind string, broadcast bool) (BindAddr, error) {
 	fields := strings.Fields(out)
 	switch {
 	case len(fields) == 0:
-		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to no address (does an interface match? `ip -4 addr` lists them); %s", bind, bindHelp)
+		return BindAddr{}, notUp{fmt.Errorf("udp: bind %q resolved to no address (does an interface match? `ip -4 addr` lists them); %s", bind, bindHelp)}
 	case len(fields) > 1:
 		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %d addresses (%s); narrow the template with "+
 			`| include "network" "<your LAN's CIDR>", or end it with | limit 1 to take the first`, bind, len(fields), strings.Join(fields, ", "))
@@ -120,7 +131,7 @@ func (r bindResolver) broadcast(bind string, res BindAddr) (BindAddr, error) {
 		}
 	}
 	if found == nil {
-		return BindAddr{}, fmt.Errorf("udp: bind %q: %s is not an address of any interface here; broadcast mode needs the interface's subnet", bind, res.Addr)
+		return BindAddr{}, notUp{fmt.Errorf("udp: bind %q: %s is not an address of any interface here; broadcast mode needs the interface's subnet", bind, res.Addr)}
 	}
 	res.Interface = found.Name
 	if !res.Prefix.IsValid() {

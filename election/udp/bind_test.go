@@ -118,3 +118,18 @@ func TestResolveBindPrefixOutput(t *testing.T) {
 	assert.Equal(t, netip.MustParsePrefix("198.18.0.0/24"), got.Prefix)
 	assert.Equal(t, netip.MustParseAddr("198.18.0.255"), got.Broadcast)
 }
+
+// TestResolveBindNotUp: only "no such address here" errors are marked as
+// ones a booting node may wait out.
+func TestResolveBindNotUp(t *testing.T) {
+	_, err := ResolveBind("198.18.255.254", true) // in the test range, on no interface
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrAddressNotUp)
+	assert.Contains(t, err.Error(), "is not an address of any interface here")
+	_, err = ResolveBind("not-an-ip", true)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrAddressNotUp)
+	_, err = ResolveBind(`{{ GetAllInterfaces | include "network" "198.18.255.0/24" | attr "address" }}`, false)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrAddressNotUp)
+}

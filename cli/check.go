@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/lanleader/lanleader/config"
+)
+
+// checkHTTPAddr checks a status endpoint address without resolving or
+// listening: host:port with a port in 1-65535. Empty turns the endpoint off.
+func checkHTTPAddr(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: want host:port, e.g. 127.0.0.1:7484 (empty turns the endpoint off)", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port %q: want 1-65535", addr, port)
+	}
+	if host != "" && net.ParseIP(host) == nil && !validHostname(host) {
+		return fmt.Errorf("%q: %q is neither an IP address nor a host name", addr, host)
+	}
+	return nil
+}
+
+func validHostname(h string) bool {
+	if len(h) > 253 {
+		return false
+	}
+	for _, c := range h {
+		if !(c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkJobs warns about jobs whose working directory is missing here: the
+// run would fail at its start. (A warning, not an error: the directory may
+// be a mount that appears later.)
+func checkJobs(src *Source, file *config.File) {
+	for i, j := range file.Jobs {
+		if j.Dir == "" {
+			continue
+		}
+		key := fmt.Sprintf("jobs[%d].dir", i)
+		st, err := os.Stat(j.Dir)
+		switch {
+		case err != nil:
+			src.Warn("%s: %s: %v: job %q cannot start until it exists", file.Where(key), key, err, j.Name)
+		case !st.IsDir():
+			src.Warn("%s: %s: %s is not a directory: job %q cannot start", file.Where(key), key, j.Dir, j.Name)
+		}
+	}
+}
