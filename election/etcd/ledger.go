@@ -1,0 +1,240 @@
+package etcd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lanleader/lanleader/jobs"
+)
+
+// ErrNotLeader is returned by Ledger.Commit when this node does not hold
+// the leadership the entry's term names, or its lease is in doubt.
+var ErrNotLeader = errors.New("etcd: not the leader of this term")
+
+// ErrLedgerChanged is returned by Ledger.Commit when the job's ledger key
+// changed since this leader read or wrote it: something else writes under
+// this cluster's prefix.
+var ErrLedgerChanged = errors.New("etcd: ledger entry changed under this leader")
+
+// LedgerConfig configures a Ledger.
+type LedgerConfig struct {
+	// Jobs are the names of the configured jobs; entries of other jobs
+	// are kept in etcd but not synced.
+	Jobs []string
+	// Adopt receives each entry read at a takeover, encoded as a
+	// one-entry jobs.Ledger: jobs.Runner.AdoptLedger.
+	Adopt func([]byte) error
+	// Current returns the runner's own encoded ledger (jobs.Runner.Ledger),
+	// read by Sync.
+	Current func() []byte
+	// Logger receives write failures; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Ledger keeps the job ledger in etcd, one key per job under the election's
+// prefix (Prefix+"/ledger/"+job name), each value a one-entry jobs.Ledger
+// encoding. Only the current leader writes: every write is a transaction
+// that holds only while this node's leader key exists with the term's
+// revision, and while the job's key is still what this leader last read or
+// wrote.
+type Ledger struct {
+	el    *Elector
+	cfg   LedgerConfig
+	log   *slog.Logger
+	names map[uint64]string
+
+	// mu serializes writes, so the per-key revisions below stay exact.
+	mu sync.Mutex
+	// term is the leadership TakeOver last read the ledger for.
+	term uint64
+	// rev is, per ledger key, the ModRevision this leader last saw (0:
+	// absent); val is the value at that revision.
+	rev map[string]int64
+	val map[string][]byte
+
+	syncMu  sync.Mutex
+	syncing bool
+	dirty   bool
+}
+
+// NewLedger returns a Ledger in el's etcd and prefix, and hooks its
+// TakeOver into el (SetBeforeLeading), so a new leader reads the ledger
+// before it schedules anything.
+func NewLedger(el *Elector, cfg LedgerConfig) *Ledger {
+	l := &Ledger{el: el, cfg: cfg, log: cfg.Logger, names: map[uint64]string{}}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	for _, name := range cfg.Jobs {
+		l.names[jobs.JobIDOf(name)] = name
+	}
+	el.SetBeforeLeading(l.TakeOver)
+	return l
+}
+
+func (l *Ledger) prefix() string { return l.el.Prefix() + "/ledger/" }
+
+// Key returns the etcd key of job's ledger entry.
+func (l *Ledger) Key(job string) string { return l.prefix() + job }
+
+// TakeOver reads the whole ledger for a new leadership under term and hands
+// every entry to Adopt. A value that does not decode, or names another job
+// than its key, is logged and skipped: that job starts as if it had no
+// history.
+func (l *Ledger) TakeOver(ctx context.Context, term uint64) error {
+	resp, err := l.el.Client().Get(ctx, l.prefix(), clientv3.WithPrefix())
+	if err != nil {
+		return fmt.Errorf("read ledger %s: %w", l.prefix(), err)
+	}
+	rev := make(map[string]int64, len(resp.Kvs))
+	val := make(map[string][]byte, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		key := string(kv.Key)
+		rev[key], val[key] = kv.ModRevision, kv.Value
+		name := strings.TrimPrefix(key, l.prefix())
+		if err := checkValue(name, kv.Value); err != nil {
+			l.log.Error("etcd: ignoring a ledger entry", "key", key, "err", err)
+			continue
+		}
+		if l.cfg.Adopt != nil {
+			if err := l.cfg.Adopt(kv.Value); err != nil {
+				l.log.Error("etcd: ledger entry not adopted", "key", key, "err", err)
+			}
+		}
+	}
+	l.mu.Lock()
+	l.term, l.rev, l.val = term, rev, val
+	l.mu.Unlock()
+	l.log.Info("etcd: ledger read", "term", term, "entries", len(resp.Kvs), "revision", resp.Header.Revision)
+	return nil
+}
+
+// checkValue reports whether v is a one-entry ledger of job name.
+func checkValue(name string, v []byte) error {
+	d, err := jobs.DecodeLedger(v)
+	if err != nil {
+		return err
+	}
+	if len(d.Entries) != 1 || d.Entries[0].JobID != jobs.JobIDOf(name) {
+		return fmt.Errorf("want one entry of job %q, found %d", name, len(d.Entries))
+	}
+	return nil
+}
+
+// Commit records e, job's entry, in etcd before its run starts: nil means
+// it is written and only then may the process start. It fails with
+// ErrNotLeader if this node does not lead under e.Term with its lease
+// certainly alive, or if the leader key is gone by the time etcd applies
+// the write; with ErrLedgerChanged if the job's key changed since this
+// leader last saw it. It gives up when the lease's local deadline passes.
+func (l *Ledger) Commit(ctx context.Context, job string, e jobs.LedgerEntry) error {
+	if e.JobID == 0 {
+		e.JobID = jobs.JobIDOf(job)
+	}
+	if e.JobID != jobs.JobIDOf(job) {
+		return fmt.Errorf("etcd: ledger entry of job %q has another job's id %016x", job, e.JobID)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.write(ctx, e.Term, l.Key(job), jobs.Ledger{Entries: []jobs.LedgerEntry{e}}.Encode())
+}
+
+// write puts v at key in a transaction guarded by the leader key of term
+// and the key's last seen revision. Must hold l.mu.
+func (l *Ledger) write(ctx context.Context, term uint64, key string, v []byte) error {
+	leaderKey, remaining, ok := l.el.leading(term)
+	if !ok {
+		return fmt.Errorf("%w (term %d)", ErrNotLeader, term)
+	}
+	if l.term != term {
+		return fmt.Errorf("%w: ledger was not read for term %d", ErrNotLeader, term)
+	}
+	ctx, cancel := context.WithTimeout(ctx, remaining)
+	defer cancel()
+	resp, err := l.el.Client().Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(leaderKey), "=", int64(term)),
+			clientv3.Compare(clientv3.ModRevision(key), "=", l.rev[key])).
+		Then(clientv3.OpPut(key, string(v))).
+		Else(clientv3.OpGet(leaderKey, clientv3.WithKeysOnly())).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("etcd: ledger write %s: %w", key, err)
+	}
+	if !resp.Succeeded {
+		if len(resp.Responses) > 0 && len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
+			return fmt.Errorf("%w: leader key %s is gone", ErrNotLeader, leaderKey)
+		}
+		return fmt.Errorf("%w: %s", ErrLedgerChanged, key)
+	}
+	l.rev[key], l.val[key] = resp.Header.Revision, v
+	return nil
+}
+
+// Sync writes the runner's ledger entries that differ from what etcd holds
+// (outcomes of finished runs, a new leader's takeover marks), in the
+// background, under the current leadership. It never blocks: call it from
+// jobs.RunnerConfig.OnLedgerChange. Writes that fail are logged; the next
+// Sync tries again.
+func (l *Ledger) Sync() {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.dirty = true
+	if l.syncing {
+		return
+	}
+	l.syncing = true
+	go l.syncLoop()
+}
+
+func (l *Ledger) syncLoop() {
+	for {
+		l.syncMu.Lock()
+		if !l.dirty {
+			l.syncing = false
+			l.syncMu.Unlock()
+			return
+		}
+		l.dirty = false
+		l.syncMu.Unlock()
+		l.syncOnce()
+	}
+}
+
+// syncOnce writes every entry of the runner's ledger that differs from the
+// value last seen in etcd.
+func (l *Ledger) syncOnce() {
+	if l.cfg.Current == nil {
+		return
+	}
+	cur, err := jobs.DecodeLedger(l.cfg.Current())
+	if err != nil {
+		l.log.Error("etcd: runner ledger does not decode", "err", err)
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range cur.Entries {
+		name, ok := l.names[e.JobID]
+		if !ok {
+			continue
+		}
+		key := l.Key(name)
+		v := jobs.Ledger{Entries: []jobs.LedgerEntry{e}}.Encode()
+		if bytes.Equal(l.val[key], v) {
+			continue
+		}
+		if err := l.write(context.Background(), l.term, key, v); err != nil {
+			if !errors.Is(err, ErrNotLeader) {
+				l.log.Warn("etcd: ledger entry not synced", "job", name, "err", err)
+			}
+			return
+		}
+	}
+}
