@@ -99,39 +99,52 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate checks c (after defaults) and returns every problem, each naming
-// the setting and its value.
+// FieldError is one invalid setting. Field is its config key under
+// election.etcd ("endpoints", "session_ttl", ...; "node_id" for NodeID), so
+// a command line can point at the flag or file line that set it.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "etcd: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Validate checks c (after defaults) and returns every problem, each a
+// *FieldError naming the setting and its value.
 func (c Config) Validate() error {
 	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf(format, a...)})
+	}
 	if c.NodeID == "" {
-		bad("etcd: node id is empty")
+		bad("node_id", "empty")
 	}
 	if c.Client == nil {
 		if len(c.Endpoints) == 0 {
-			bad("etcd: endpoints: none given (want e.g. https://etcd1:2379)")
+			bad("endpoints", "none given (want e.g. https://etcd1:2379)")
 		}
 		for _, ep := range c.Endpoints {
 			if err := checkEndpoint(ep, c.TLS); err != nil {
-				bad("etcd: endpoints: %q: %w", ep, err)
+				bad("endpoints", "%q: %w", ep, err)
 			}
 		}
 		errs = append(errs, c.TLS.check()...)
 	}
 	if c.Prefix == "" || !strings.HasPrefix(c.Prefix, "/") {
-		bad("etcd: prefix %q: must start with / and name more than the root", c.Prefix)
+		bad("prefix", "%q: must start with / and name more than the root", c.Prefix)
 	}
 	switch {
 	case c.SessionTTL < MinSessionTTL:
-		bad("etcd: session_ttl %s: at least %s", c.SessionTTL, MinSessionTTL)
+		bad("session_ttl", "%s: at least %s", c.SessionTTL, MinSessionTTL)
 	case c.SessionTTL%time.Second != 0:
-		bad("etcd: session_ttl %s: etcd leases are whole seconds", c.SessionTTL)
+		bad("session_ttl", "%s: etcd leases are whole seconds", c.SessionTTL)
 	}
 	if c.Margin < 0 || c.Margin > c.SessionTTL/2 {
-		bad("etcd: margin %s: between 0 and half the session TTL (%s)", c.Margin, c.SessionTTL/2)
+		bad("margin", "%s: between 0 and half the session TTL (%s)", c.Margin, c.SessionTTL/2)
 	}
 	if c.DialTimeout < 0 {
-		bad("etcd: dial timeout %s: must not be negative", c.DialTimeout)
+		bad("dial_timeout", "%s: must not be negative", c.DialTimeout)
 	}
 	return errors.Join(errs...)
 }
@@ -167,14 +180,14 @@ func checkEndpoint(ep string, t TLSFiles) error {
 func (t TLSFiles) check() []error {
 	var errs []error
 	if (t.Cert == "") != (t.Key == "") {
-		errs = append(errs, fmt.Errorf("etcd: cert_file %q and key_file %q: give both or neither", t.Cert, t.Key))
+		errs = append(errs, &FieldError{Field: "cert_file", Err: fmt.Errorf("%q with key_file %q: give both or neither", t.Cert, t.Key)})
 	}
 	for _, f := range []struct{ key, path string }{{"ca_file", t.CA}, {"cert_file", t.Cert}, {"key_file", t.Key}} {
 		if f.path == "" {
 			continue
 		}
 		if _, err := os.Stat(f.path); err != nil {
-			errs = append(errs, fmt.Errorf("etcd: %s: %w", f.key, err))
+			errs = append(errs, &FieldError{Field: f.key, Err: err})
 		}
 	}
 	return errs

@@ -132,13 +132,38 @@ func TestCampaignWonWithoutKeyIsRefused(t *testing.T) {
 // etcd stops acting before its lease could expire in etcd (by its own
 // clock: last keepalive sent before the cut + TTL - margin), and the other
 // node takes over only after etcd expired the lease, so the two never act
-// at once.
+// at once. With slow answers, the deadline must count from when a
+// keepalive was sent, not answered.
 func TestCutOffLeaderStopsBeforeItsLeaseCanExpire(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration
+	}{{"prompt answers", 0}, {"answers 400ms late", 400 * time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			testCutOff(t, tc.delay)
+		})
+	}
+}
+
+func testCutOff(t *testing.T, delay time.Duration) {
 	c := newCluster(t)
 	a := c.startProxied("a")
 	c.oneLeader(10 * time.Second)
 	c.start("b")
 	waitKeys(t, c, a, 2)
+	if delay > 0 {
+		a.proxy.DelayAnswers(delay)
+		// Wait until a renewed its lease through the slow link twice.
+		a.el.mu.Lock()
+		lc := a.el.lead.lease
+		a.el.mu.Unlock()
+		since := systemClock()
+		require.Eventually(t, func() bool {
+			lc.mu.Lock()
+			defer lc.mu.Unlock()
+			return lc.deadline > since+testTTL/3+testTTL-lc.margin
+		}, 5*time.Second, 10*time.Millisecond)
+	}
 
 	cut := systemClock()
 	a.proxy.Cut()
@@ -150,7 +175,7 @@ func TestCutOffLeaderStopsBeforeItsLeaseCanExpire(t *testing.T) {
 	assert.LessOrEqual(t, stoppedAfter, testTTL-margin+maxLeaderWait/2,
 		"stopped %v after the cut; the lease may expire %v after it", stoppedAfter, testTTL)
 	// Keepalives every TTL/3 keep it from giving up at the first miss.
-	assert.Greater(t, stoppedAfter, testTTL/2, "stepped down at the first missed keepalive")
+	assert.Greater(t, stoppedAfter, testTTL/2-delay, "stepped down at the first missed keepalive")
 	assert.False(t, a.el.CanActAsLeader())
 
 	// etcd expires the lease after the TTL (its lessor checks twice a
@@ -158,7 +183,7 @@ func TestCutOffLeaderStopsBeforeItsLeaseCanExpire(t *testing.T) {
 	ts = c.waitFor(testTTL+5*time.Second, "b leading", func(ts []tenure) bool { return len(ts) == 2 })
 	assert.Equal(t, "b", ts[1].node)
 	t.Logf("b leads %v after the cut", ts[1].start-cut)
-	assert.Greater(t, ts[1].start-cut, testTTL-margin, "b led before a's lease could have expired")
+	assert.Greater(t, ts[1].start-cut, testTTL-margin-delay, "b led before a's lease could have expired")
 	c.checkExclusive()
 
 	// Healed, a campaigns again and follows b.

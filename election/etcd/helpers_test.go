@@ -56,15 +56,15 @@ type node struct {
 }
 
 // start starts an elector named id, talking to etcd directly.
-func (c *cluster) start(id string) *node { return c.startWith(id, false, nil) }
+func (c *cluster) start(id string) *node { return c.startWith(id, false, nil, nil) }
 
 // startProxied starts an elector named id that talks to etcd through a
 // proxy the test can cut.
-func (c *cluster) startProxied(id string) *node { return c.startWith(id, true, nil) }
+func (c *cluster) startProxied(id string) *node { return c.startWith(id, true, nil, nil) }
 
 // startWith starts an elector named id; edit, if not nil, changes its
-// config first.
-func (c *cluster) startWith(id string, proxied bool, edit func(*Config)) *node {
+// config first, and setup, if not nil, is called before Run.
+func (c *cluster) startWith(id string, proxied bool, edit func(*Config), setup func(*node)) *node {
 	t := c.t
 	n := &node{id: id, done: make(chan struct{})}
 	endpoint := server.Endpoint
@@ -84,6 +84,9 @@ func (c *cluster) startWith(id string, proxied bool, edit func(*Config)) *node {
 	}
 	n.el, err = New(cfg)
 	require.NoError(t, err)
+	if setup != nil {
+		setup(n)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	go func() {

@@ -58,3 +58,7 @@ func (p *Proxy) Heal() {
 
 // Close stops the proxy.
 func (p *Proxy) Close() error { return p.p.Close() }
+
+// DelayAnswers delays everything from the server to the client by d, so a
+// keepalive's answer arrives d after etcd renewed the lease.
+func (p *Proxy) DelayAnswers(d time.Duration) { p.p.DelayRx(d, 0) }
