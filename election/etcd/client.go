@@ -52,4 +52,3 @@ func (t TLSFiles) clientConfig(endpoints []string) (*tls.Config, error) {
 	}
 	return c, nil
 }
-
