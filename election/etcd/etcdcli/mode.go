@@ -1,0 +1,175 @@
+// Package etcdcli registers the etcd election mode with lanleader's command
+// line (package cli): its flags, its election.etcd config keys, and the
+// wiring of the Elector and the etcd job ledger into `lanleader run`.
+//
+//	cli.Main(etcdcli.Mode())
+//
+// builds a lanleader binary that also has --mode=etcd; cmd/lanleader-etcd
+// is that binary.
+package etcdcli
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lanleader/lanleader/cli"
+	"github.com/lanleader/lanleader/election/etcd"
+)
+
+// Name is the mode's name: --mode=etcd, election.mode: etcd, and the key of
+// its settings under election:.
+const Name = "etcd"
+
+// Mode returns the etcd mode for cli.Main and cli.Execute.
+func Mode() cli.Mode {
+	return cli.Mode{
+		Name:    Name,
+		Summary: "leadership from an etcd cluster: for nodes in several subnets or sites that already run etcd",
+		Keys:    []string{Name},
+		Setup: func(fs *pflag.FlagSet) cli.ModeSettings {
+			s := &settings{Prefix: etcd.DefaultPrefix, SessionTTL: etcd.DefaultSessionTTL}
+			s.flags(fs)
+			return s
+		},
+	}
+}
+
+// fileSettings is election.etcd in the config file.
+type fileSettings struct {
+	Endpoints  []string      `yaml:"endpoints"`
+	CAFile     string        `yaml:"ca_file"`
+	CertFile   string        `yaml:"cert_file"`
+	KeyFile    string        `yaml:"key_file"`
+	Prefix     string        `yaml:"prefix"`
+	SessionTTL time.Duration `yaml:"session_ttl"`
+}
+
+// settings are the mode's settings within one command.
+type settings struct {
+	Endpoints  []string
+	TLS        etcd.TLSFiles
+	Prefix     string
+	SessionTTL time.Duration
+	// jobs are the names of the config file's jobs: the ledger's keys.
+	jobs []string
+}
+
+// flagOf maps a config key under election.etcd to its flag.
+var flagOf = map[string]string{
+	"endpoints":   "etcd-endpoints",
+	"ca_file":     "etcd-ca-file",
+	"cert_file":   "etcd-cert-file",
+	"key_file":    "etcd-key-file",
+	"prefix":      "etcd-prefix",
+	"session_ttl": "etcd-session-ttl",
+}
+
+func (s *settings) flags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&s.Endpoints, "etcd-endpoints", nil, "etcd mode: comma-separated etcd client URLs (https://etcd1:2379,...)")
+	fs.StringVar(&s.TLS.CA, "etcd-ca-file", "", "etcd mode: CA bundle that signs etcd's server certificates")
+	fs.StringVar(&s.TLS.Cert, "etcd-cert-file", "", "etcd mode: client certificate for etcd (with --etcd-key-file)")
+	fs.StringVar(&s.TLS.Key, "etcd-key-file", "", "etcd mode: client certificate's private key")
+	fs.StringVar(&s.Prefix, "etcd-prefix", s.Prefix, "etcd mode: key prefix of this lanleader cluster (election and job ledger)")
+	fs.DurationVar(&s.SessionTTL, "etcd-session-ttl", s.SessionTTL, "etcd mode: lease TTL, whole seconds: how long a dead leader holds on")
+}
+
+// Load merges election.etcd of the file (flags given win) and validates.
+func (s *settings) Load(src *cli.Source) error {
+	var f fileSettings
+	if _, err := src.Decode(Name, &f); err != nil {
+		return err
+	}
+	set := func(flag string, apply func()) {
+		if !src.Changed(flag) {
+			apply()
+		}
+	}
+	if len(f.Endpoints) > 0 {
+		set("etcd-endpoints", func() { s.Endpoints = f.Endpoints })
+	}
+	for _, p := range []struct {
+		flag string
+		dst  *string
+		v    string
+	}{{"etcd-ca-file", &s.TLS.CA, f.CAFile}, {"etcd-cert-file", &s.TLS.Cert, f.CertFile},
+		{"etcd-key-file", &s.TLS.Key, f.KeyFile}, {"etcd-prefix", &s.Prefix, f.Prefix}} {
+		if p.v != "" {
+			set(p.flag, func() { *p.dst = p.v })
+		}
+	}
+	if f.SessionTTL != 0 {
+		set("etcd-session-ttl", func() { s.SessionTTL = f.SessionTTL })
+	}
+	if src.File != nil {
+		for _, j := range src.File.Jobs {
+			s.jobs = append(s.jobs, j.Name)
+		}
+	}
+	// The node id is the core's setting, checked there.
+	err := s.config("-").Validate()
+	var errs []error
+	for _, e := range unjoin(err) {
+		var fe *etcd.FieldError
+		if errors.As(e, &fe) && flagOf[fe.Field] != "" {
+			errs = append(errs, src.Problem(Name+"."+fe.Field, flagOf[fe.Field], "%v", fe.Err))
+			continue
+		}
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// config is the elector's config for node.
+func (s *settings) config(node string) etcd.Config {
+	return etcd.Config{
+		NodeID:     node,
+		Endpoints:  s.Endpoints,
+		TLS:        s.TLS,
+		Prefix:     s.Prefix,
+		SessionTTL: s.SessionTTL,
+	}
+}
+
+// New builds the Elector and the etcd ledger, hooked to the job runner: a
+// new leader reads the ledger into the runner before it schedules, and
+// every ledger change is written back under the leader key.
+func (s *settings) New(env cli.Env) (*cli.Elector, error) {
+	cfg := s.config(env.NodeID)
+	cfg.Logger = env.Logger
+	el, err := etcd.New(cfg)
+	if err != nil {
+		return nil, cli.ConfigError{Err: err}
+	}
+	ledger := etcd.NewLedger(el, etcd.LedgerConfig{
+		Jobs: s.jobs,
+		Adopt: func(b []byte) error {
+			env.AdoptLedger(b)
+			return nil
+		},
+		Current: env.Ledger,
+		Logger:  env.Logger,
+	})
+	env.Logger.Info("etcd mode", "endpoints", strings.Join(s.Endpoints, ","), "prefix", s.Prefix,
+		"session_ttl", s.SessionTTL, "tls", s.TLS != (etcd.TLSFiles{}))
+	return &cli.Elector{
+		Elector: el,
+		CanRun:  el.CanActAsLeader,
+		Publish: ledger.Sync,
+		View:    func() any { return el.View() },
+	}, nil
+}
+
+// unjoin returns the errors joined in err (errors.Join), or err alone.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
