@@ -30,6 +30,16 @@ func TestElectsOneLeaderFencedByKeyRevision(t *testing.T) {
 		s := n.el.Status()
 		assert.Equal(t, id == lead.node, s.IsLeader(), "%s role %s", id, s.Role)
 		assert.Equal(t, id == lead.node, n.el.CanActAsLeader(), "%s CanActAsLeader", id)
+		v := n.el.View()
+		assert.Equal(t, c.prefix, v.Prefix)
+		if id == lead.node {
+			assert.Equal(t, key, v.LeaderKey)
+			assert.True(t, v.CanAct)
+			assert.InDelta(t, (testTTL - testTTL/10).Seconds(), v.LeaseRemainingSeconds, testTTL.Seconds()/2)
+		} else {
+			assert.Empty(t, v.LeaderKey)
+			assert.False(t, v.CanAct)
+		}
 	}
 	c.checkExclusive()
 }

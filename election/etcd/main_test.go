@@ -1,7 +1,13 @@
 package etcd
 
 import (
+	"context"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lanleader/lanleader/jobs"
 	"os"
 	"testing"
 
@@ -13,6 +19,9 @@ import (
 var server *etcdtest.Server
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(jobHelper())
+	}
 	dir, err := os.MkdirTemp("", "lanleader-etcd-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -28,4 +37,58 @@ func TestMain(m *testing.M) {
 	server.Close()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// helperEnv, when set, makes the test binary a job's process instead of a
+// test run (TestRunModeRecordsBeforeStart runs it as a job): it checks that
+// its run's ledger entry is in etcd and appends what it found to the file
+// named by the variable.
+const helperEnv = "LANLEADER_ETCD_TEST_JOB_OUT"
+
+// jobHelper reads LANLEADER_JOB's ledger entry at LANLEADER_ETCD_ENDPOINT
+// under LANLEADER_ETCD_PREFIX and appends "instant node term verdict" to
+// the output file; verdict is "recorded" if the entry names this run
+// (instant and term) as running, else what it found.
+func jobHelper() int {
+	instant, err := time.Parse(time.RFC3339, os.Getenv("LANLEADER_SCHEDULED_AT"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	term, _ := strconv.ParseUint(os.Getenv("LANLEADER_TERM"), 10, 64)
+	verdict := "missing"
+	client, err := etcdtest.NewClient(os.Getenv("LANLEADER_ETCD_ENDPOINT"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key := os.Getenv("LANLEADER_ETCD_PREFIX") + "/ledger/" + os.Getenv("LANLEADER_JOB")
+	resp, err := client.Get(ctx, key)
+	switch {
+	case err != nil:
+		verdict = "error:" + strings.ReplaceAll(err.Error(), " ", "_")
+	case len(resp.Kvs) == 1:
+		l, err := jobs.DecodeLedger(resp.Kvs[0].Value)
+		if err != nil || len(l.Entries) != 1 {
+			verdict = "undecodable"
+			break
+		}
+		e := l.Entries[0]
+		if e.Instant.Equal(instant) && e.Term == term && e.Outcome == jobs.OutcomeRunning {
+			verdict = "recorded"
+		} else {
+			verdict = fmt.Sprintf("other:%s/%d/%s", e.Instant.Format(time.RFC3339), e.Term, e.Outcome)
+		}
+	}
+	f, err := os.OpenFile(os.Getenv(helperEnv), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s %d %s\n", instant.Format(time.RFC3339), os.Getenv("LANLEADER_NODE"), term, verdict)
+	return 0
 }

@@ -91,6 +91,9 @@ func (e *Elector) session(ctx context.Context, n *election.Notifier) (err error)
 		case err := <-won:
 			won = nil
 			if err != nil {
+				if sctx.Err() != nil {
+					return context.Cause(sctx)
+				}
 				return fmt.Errorf("campaign: %w", err)
 			}
 			lead, gone, err = e.takeLead(sctx, el, lc)
