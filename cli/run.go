@@ -140,6 +140,7 @@ hands over at once) and exits 0.`,
 			return ConfigError{err}
 		}
 		logger = logger.With("node", rc.s.NodeID)
+		oneProc()
 		return runDaemon(cmd.Context(), rf, rc, logger)
 	}
 	return cmd
