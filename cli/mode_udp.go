@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -22,8 +23,8 @@ import (
 func udpMode() Mode {
 	return Mode{
 		Name:    "udp",
-		Summary: "the nodes elect a leader over the LAN (UDP broadcast or --peers)",
-		Keys: []string{"cluster", "bind", "port", "peers", "priority", "interval", "misses",
+		Summary: "the nodes elect a leader over the LAN (UDP broadcast, multicast or --peers)",
+		Keys: []string{"cluster", "bind", "port", "transport", "group", "peers", "priority", "interval", "misses",
 			"preempt", "cluster_size", "secret_file"},
 		Setup: func(fs *pflag.FlagSet) ModeSettings {
 			s := defaultUDPSettings()
@@ -35,9 +36,14 @@ func udpMode() Mode {
 
 // udpSettings are the udp mode's settings.
 type udpSettings struct {
-	Cluster  string
-	Bind     string
-	Port     int
+	Cluster string
+	Bind    string
+	Port    int
+	// Transport is broadcast, multicast or unicast; "" picks unicast when
+	// Peers are listed, else broadcast.
+	Transport string
+	// Group is the multicast group; "" derives it from Cluster.
+	Group    string
 	Peers    []string
 	Priority int
 	Interval time.Duration
@@ -80,9 +86,7 @@ func (p *peerList) Set(v string) error {
 
 func (s *udpSettings) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Cluster, "cluster", s.Cluster, "udp mode: cluster name; clusters on one LAN ignore each other")
-	fs.StringVar(&s.Bind, "bind", s.Bind, "udp mode: IPv4 address or go-sockaddr template resolving to exactly one")
-	fs.IntVar(&s.Port, "port", s.Port, "udp mode: UDP port, the same on every node")
-	fs.Var((*peerList)(&s.Peers), "peers", "udp mode: comma-separated host:port list; unicast instead of broadcast")
+	s.transportFlags(fs, "udp mode: ")
 	fs.IntVar(&s.Priority, "priority", s.Priority, "udp mode: 0-255, higher wins ties and claims sooner")
 	fs.DurationVar(&s.Interval, "interval", s.Interval, "udp mode: heartbeat interval")
 	fs.IntVar(&s.Misses, "misses", s.Misses, "udp mode: silent intervals before a follower suspects the leader")
@@ -106,6 +110,8 @@ func (s *udpSettings) merge(src *Source) {
 	}
 	str("cluster", &s.Cluster, e.Cluster)
 	str("bind", &s.Bind, e.Bind)
+	str("transport", &s.Transport, e.Transport)
+	str("group", &s.Group, e.Group)
 	str("secret-file", &s.SecretFile, e.SecretFile)
 	if src.InFile("port") && !src.Changed("port") {
 		s.Port = e.Port
@@ -178,13 +184,17 @@ func (s *udpSettings) Load(src *Source) error {
 	} else {
 		src.Warn("no secret_file: packets are not authenticated; anyone on the LAN can claim leadership")
 	}
-	if _, err := udp.ResolveBind(s.Bind, len(s.Peers) == 0); err != nil {
+	if mode, err := s.mode(); err != nil {
+		bad("transport", "%s", strings.TrimPrefix(err.Error(), "udp: "))
+	} else if bind, err := udp.ResolveBind(s.Bind, mode); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "udp: ")
 		if errors.Is(err, udp.ErrAddressNotUp) {
 			src.Warn("bind: %s (run waits for the address to come up)", msg)
 		} else {
 			bad("bind", "%s", msg)
 		}
+	} else if err := s.checkGroup(mode, bind); err != nil {
+		bad("group", "%s", strings.TrimPrefix(err.Error(), "udp: "))
 	}
 	return errors.Join(errs...)
 }
@@ -196,17 +206,15 @@ func checkPeer(p string, defaultPort int) error {
 	if err != nil {
 		host, port = p, strconv.Itoa(defaultPort)
 	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]") // "[fd00::1]" without a port
 	if host == "" || strings.ContainsAny(host, " /,") {
-		return fmt.Errorf("%q: want host:port, e.g. 192.168.1.11:%d", p, defaultPort)
+		return fmt.Errorf("%q: want host:port, e.g. 192.168.1.11:%d or [fd00::11]:%d", p, defaultPort, defaultPort)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return fmt.Errorf("%q: port %q: want 1-65535", p, port)
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
-		return fmt.Errorf("%q: %s is not IPv4", p, host)
-	}
-	if ip := net.ParseIP(host); ip == nil && !validHostname(host) {
-		return fmt.Errorf("%q: %q is neither an IPv4 address nor a host name", p, host)
+	if _, err := netip.ParseAddr(host); err != nil && !validHostname(host) {
+		return fmt.Errorf("%q: %q is neither an IP address nor a host name", p, host)
 	}
 	return nil
 }
@@ -254,11 +262,10 @@ const bindPoll = time.Second
 // waitBind resolves the bind address, waiting (and saying so at WARN every
 // minute) while no interface has it yet: a node that boots before its
 // network joins once the address comes up, instead of exiting.
-func (s *udpSettings) waitBind(env Env) (udp.BindAddr, error) {
-	broadcast := len(s.Peers) == 0
+func (s *udpSettings) waitBind(env Env, mode udp.Mode) (udp.BindAddr, error) {
 	var lastLog time.Time
 	for {
-		bind, err := udp.ResolveBind(s.Bind, broadcast)
+		bind, err := udp.ResolveBind(s.Bind, mode)
 		if err == nil || !errors.Is(err, udp.ErrAddressNotUp) {
 			if err != nil {
 				return bind, ConfigError{fmt.Errorf("--bind (election.bind): %s", strings.TrimPrefix(err.Error(), "udp: "))}
@@ -289,18 +296,17 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	if s.keyring == nil && s.SecretFile != "" {
 		return nil, ConfigError{fmt.Errorf("--secret-file (election.secret_file) %s not loaded", s.SecretFile)}
 	}
-	bind, err := s.waitBind(env)
+	mode, err := s.mode()
+	if err != nil {
+		return nil, ConfigError{fmt.Errorf("--transport (election.transport): %s", strings.TrimPrefix(err.Error(), "udp: "))}
+	}
+	bind, err := s.waitBind(env, mode)
 	if err != nil {
 		return nil, err
 	}
-	pc.Addr = fmt.Sprintf("%s:%d", bind.Addr, s.Port)
-
-	t, err := udp.NewUDPTransport(udp.UDPConfig{
-		Bind:   bind.Addr.String(),
-		Port:   s.Port,
-		Peers:  s.Peers,
-		Logger: logger,
-	})
+	tc := s.transportConfig(logger, mode, bind)
+	pc.Addr = netip.AddrPortFrom(bind.Addr, uint16(s.Port)).String()
+	t, err := udp.NewUDPTransport(tc)
 	if err != nil {
 		return nil, fmt.Errorf("udp socket %s (--bind, --port, --peers): %s", pc.Addr, strings.TrimPrefix(err.Error(), "udp: "))
 	}
@@ -326,7 +332,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 				DeafPeers: len(h.DeafPeers), DuplicateID: h.Duplicate.Incarnation != 0, SignedUnchecked: e.SignedUnchecked()}
 		})
 	}
-	logger.Info("udp election", "addr", pc.Addr, "broadcast", bind.Broadcast, "interface", bind.Interface,
+	logger.Info("udp election", "addr", pc.Addr, "transport", t.Mode(), "interface", bind.Interface,
 		"peers", s.Peers, "cluster", s.Cluster, "priority", s.Priority, "interval", s.Interval,
 		"misses", s.Misses, "quorum", s.ClusterSize, "authenticated", s.keyring != nil)
 	return &Elector{

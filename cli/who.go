@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,10 +21,12 @@ func newWhoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "who",
 		Short: "ask the LAN who leads",
-		Long: `Who sends a QUERY to the udp-mode cluster (broadcast, or --peers) and prints
+		Long: `Who sends a QUERY to the udp-mode cluster (by its transport: broadcast,
+multicast, or unicast to --peers) and prints
 every leader that answers with its term, address and round-trip time. Two
 answers mean a split brain or a handover in progress. With --config it
-takes the cluster, port, bind address, peers and key from the file.`,
+takes the cluster, port, bind address, transport, group, peers and key from
+the file.`,
 		Example: `  lanleader who
   lanleader who --config /etc/lanleader/lanleader.yaml
   lanleader who --cluster office --secret-file /etc/lanleader/key`,
@@ -42,11 +43,9 @@ takes the cluster, port, bind address, peers and key from the file.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&configPath, "config", "c", "", "take cluster, port, bind, peers and key from this config file")
+	fs.StringVarP(&configPath, "config", "c", "", "take cluster, port, bind, transport, peers and key from this config file")
 	fs.StringVar(&s.Cluster, "cluster", s.Cluster, "cluster name")
-	fs.StringVar(&s.Bind, "bind", s.Bind, "IPv4 address or go-sockaddr template to ask from")
-	fs.IntVar(&s.Port, "port", s.Port, "the cluster's UDP port")
-	fs.Var((*peerList)(&s.Peers), "peers", "comma-separated host:port list to ask instead of broadcasting")
+	s.transportFlags(fs, "")
 	fs.StringVar(&s.SecretFile, "secret-file", "", "file of HMAC keys, if the cluster uses them")
 	fs.DurationVar(&timeout, "timeout", time.Second, "how long to wait for answers")
 	return cmd
@@ -62,17 +61,7 @@ func who(cmd *cobra.Command, s *udpSettings, timeout time.Duration) error {
 		}
 		keyring = k
 	}
-	bind, err := udp.ResolveBind(s.Bind, len(s.Peers) == 0)
-	if err != nil {
-		return ConfigError{fmt.Errorf("--bind: %w", err)}
-	}
-	t, err := udp.NewUDPTransport(udp.UDPConfig{
-		Bind:       bind.Addr.String(),
-		Port:       s.Port,
-		ListenPort: udp.AnyPort,
-		Peers:      s.Peers,
-		Logger:     slog.New(slog.DiscardHandler),
-	})
+	t, err := s.clientTransport()
 	if err != nil {
 		return err
 	}

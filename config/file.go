@@ -41,6 +41,8 @@ type Election struct {
 	EnvVar     string        // env mode: the variable to read
 	Cluster    string        // udp mode: cluster name
 	Bind       string        // udp mode: address or go-sockaddr template
+	Transport  string        // udp mode: broadcast | multicast | unicast
+	Group      string        // udp mode: multicast group
 	Port       int           // udp mode: UDP port
 	Peers      []string      // udp mode: unicast peers instead of broadcast
 	Priority   *int          // udp mode: higher wins ties

@@ -13,7 +13,7 @@ import (
 var (
 	topKeys      = []string{"election", "jobs", "hooks"}
 	electionKeys = []string{"mode", "node_id", "leader", "env_var", "cluster", "bind", "port",
-		"peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "cluster_size"}
+		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "cluster_size"}
 	jobKeys = []string{"name", "schedule", "command", "shell", "dir", "env", "timeout",
 		"overlap", "retries", "retry_delay", "on_leader_loss", "misfire", "misfire_grace",
 		"rerun_interrupted", "kill_grace"}
@@ -57,6 +57,10 @@ func (d *decoder) election(n *yaml.Node) {
 			e.Cluster, _ = d.str(v, p)
 		case "bind":
 			e.Bind, _ = d.str(v, p)
+		case "transport":
+			e.Transport, _ = d.str(v, p)
+		case "group":
+			e.Group, _ = d.str(v, p)
 		case "port":
 			if i, ok := d.integer(v, p); ok {
 				if i < 0 || i > 65535 {

@@ -21,30 +21,35 @@ const DefaultBind = `{{ GetPrivateInterfaces | include "type" "IPv4" | attr "add
 
 // BindAddr is what a Bind setting resolved to.
 type BindAddr struct {
-	// Addr is the IPv4 address to bind.
+	// Addr is the IPv4 or IPv6 address to bind; an IPv6 link-local address
+	// carries its interface as zone.
 	Addr netip.Addr
 	// Prefix is Addr's subnet on its interface; zero if not looked up
 	// (unicast mode with a literal address).
 	Prefix netip.Prefix
-	// Broadcast is the subnet's directed broadcast address; zero in unicast
-	// mode.
+	// Broadcast is the subnet's directed broadcast address; zero unless
+	// the mode is broadcast.
 	Broadcast netip.Addr
-	// Interface names the interface holding Addr, when looked up.
+	// Interface names the interface holding Addr, when looked up
+	// (broadcast and multicast, and IPv6 link-local addresses).
 	Interface string
 }
 
-// ResolveBind resolves bind, an IPv4 address or a go-sockaddr template, to
-// exactly one IPv4 address of this host. With broadcast set it also finds the
-// address's subnet and its directed broadcast address, and rejects /31 and /32
-// subnets and interfaces without broadcast (loopback, point-to-point). It
-// reads the host's interface table and sends nothing.
+// ResolveBind resolves bind, an IPv4 or IPv6 address or a go-sockaddr
+// template, to exactly one address of this host, for transport mode (which
+// must be resolved: broadcast, multicast or unicast). Broadcast needs IPv4
+// and finds the address's subnet and its directed broadcast address,
+// rejecting /31 and /32 subnets and interfaces without broadcast (loopback,
+// point-to-point). Multicast finds the interface to join the group on,
+// which must support multicast. It reads the host's interface table and
+// sends nothing.
 //
 // Unlike go-sockaddr's own `attr`, which silently takes the first of several
 // interfaces, `attr` here yields every address it is given, so a template
 // that matches two interfaces is an error instead of a coin toss; end the
 // pipeline with `| limit 1` to take the first on purpose.
-func ResolveBind(bind string, broadcast bool) (BindAddr, error) {
-	return bindResolver{}.resolve(bind, broadcast)
+func ResolveBind(bind string, mode Mode) (BindAddr, error) {
+	return bindResolver{}.resolve(bind, mode)
 }
 
 // ErrAddressNotUp matches (errors.Is) the ResolveBind errors that can go
@@ -65,10 +70,10 @@ type bindResolver struct {
 	sources    template.FuncMap
 }
 
-const bindHelp = `write an IPv4 address of this host, or a template that yields exactly one, e.g. ` +
+const bindHelp = `write an IP address of this host, or a template that yields exactly one, e.g. ` +
 	`{{ GetPrivateInterfaces | include "network" "192.168.1.0/24" | attr "address" }}`
 
-func (r bindResolver) resolve(bind string, broadcast bool) (BindAddr, error) {
+func (r bindResolver) resolve(bind string, mode Mode) (BindAddr, error) {
 	if r.interfaces == nil {
 		r.interfaces = sockaddr.GetAllInterfaces
 	}
@@ -86,7 +91,7 @@ func (r bindResolver) resolve(bind string, broadcast bool) (BindAddr, error) {
 	fields := strings.Fields(out)
 	switch {
 	case len(fields) == 0:
-		return BindAddr{}, notUp{fmt.Errorf("udp: bind %q resolved to no address (does an interface match? `ip -4 addr` lists them); %s", bind, bindHelp)}
+		return BindAddr{}, notUp{fmt.Errorf("udp: bind %q resolved to no address (does an interface match? `ip addr` lists them); %s", bind, bindHelp)}
 	case len(fields) > 1:
 		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %d addresses (%s); narrow the template with "+
 			`| include "network" "<your LAN's CIDR>", or end it with | limit 1 to take the first`, bind, len(fields), strings.Join(fields, ", "))
@@ -94,45 +99,86 @@ func (r bindResolver) resolve(bind string, broadcast bool) (BindAddr, error) {
 	var res BindAddr
 	if p, err := netip.ParsePrefix(fields[0]); err == nil {
 		res.Addr, res.Prefix = p.Addr(), p.Masked()
-	} else if a, err := netip.ParseAddr(fields[0]); err == nil {
+	} else if a, err := netip.ParseAddr(strings.Trim(fields[0], "[]")); err == nil {
 		res.Addr = a
 	} else {
 		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %q, which is not an IP address; %s", bind, fields[0], bindHelp)
 	}
-	if !res.Addr.Is4() {
-		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %s, which is not IPv4; add | include \"type\" \"IPv4\" to the template or write an IPv4 address", bind, res.Addr)
-	}
+	res.Addr = res.Addr.Unmap()
 	if res.Addr.IsUnspecified() || res.Addr.IsMulticast() || res.Addr == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
 		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %s, which is not an interface address; %s", bind, res.Addr, bindHelp)
 	}
-	if !broadcast {
-		return res, nil
+	switch {
+	case mode == ModeBroadcast && !res.Addr.Is4():
+		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %s: IPv6 has no broadcast; use transport multicast (or unicast with peers), or an IPv4 address", bind, res.Addr)
+	case mode == ModeBroadcast:
+		return r.broadcast(bind, res)
+	case mode == ModeMulticast:
+		return r.multicast(bind, res)
+	case res.Addr.Is6() && res.Addr.IsLinkLocalUnicast() && res.Addr.Zone() == "":
+		// A link-local address means nothing without its interface.
+		f, err := r.locate(bind, res)
+		if err != nil {
+			return BindAddr{}, err
+		}
+		res.Interface, res.Addr = f.Name, res.Addr.WithZone(f.Name)
 	}
-	return r.broadcast(bind, res)
+	return res, nil
+}
+
+// locate finds the interface that holds res.Addr.
+func (r bindResolver) locate(bind string, res BindAddr) (*sockaddr.IfAddr, error) {
+	ifs, err := r.interfaces()
+	if err != nil {
+		return nil, fmt.Errorf("udp: bind %q: list interfaces: %w", bind, err)
+	}
+	want := res.Addr.WithZone("")
+	for i := range ifs {
+		if ip, ok := ifIP(ifs[i]); ok && ip == want {
+			if z := res.Addr.Zone(); z != "" && z != ifs[i].Name {
+				continue
+			}
+			return &ifs[i], nil
+		}
+	}
+	return nil, notUp{fmt.Errorf("udp: bind %q: %s is not an address of any interface here; broadcast and multicast need the interface", bind, res.Addr)}
+}
+
+// ifIP is an interface address's IP.
+func ifIP(a sockaddr.IfAddr) (netip.Addr, bool) {
+	if v4 := sockaddr.ToIPv4Addr(a.SockAddr); v4 != nil {
+		return netip.AddrFromSlice((*v4.NetIP()).To4())
+	}
+	if v6 := sockaddr.ToIPv6Addr(a.SockAddr); v6 != nil {
+		return netip.AddrFromSlice(*v6.NetIP())
+	}
+	return netip.Addr{}, false
+}
+
+// multicast fills in the interface to join the group on.
+func (r bindResolver) multicast(bind string, res BindAddr) (BindAddr, error) {
+	found, err := r.locate(bind, res)
+	if err != nil {
+		return BindAddr{}, err
+	}
+	if found.Flags&net.FlagMulticast == 0 {
+		return BindAddr{}, fmt.Errorf("udp: bind %q: interface %s (%s) does not support multicast; use transport unicast with peers instead",
+			bind, found.Name, res.Addr)
+	}
+	res.Interface = found.Name
+	if res.Addr.Is6() && res.Addr.IsLinkLocalUnicast() {
+		res.Addr = res.Addr.WithZone(found.Name)
+	}
+	return res, nil
 }
 
 // broadcast fills in the subnet, interface and directed broadcast address.
 func (r bindResolver) broadcast(bind string, res BindAddr) (BindAddr, error) {
-	ifs, err := r.interfaces()
+	found, err := r.locate(bind, res)
 	if err != nil {
-		return BindAddr{}, fmt.Errorf("udp: bind %q: list interfaces: %w", bind, err)
+		return BindAddr{}, err
 	}
-	var found *sockaddr.IfAddr
-	var v4 *sockaddr.IPv4Addr
-	for i := range ifs {
-		a := sockaddr.ToIPv4Addr(ifs[i].SockAddr)
-		if a == nil {
-			continue
-		}
-		ip, ok := netip.AddrFromSlice(*a.NetIP())
-		if ok && ip == res.Addr {
-			found, v4 = &ifs[i], a
-			break
-		}
-	}
-	if found == nil {
-		return BindAddr{}, notUp{fmt.Errorf("udp: bind %q: %s is not an address of any interface here; broadcast mode needs the interface's subnet", bind, res.Addr)}
-	}
+	v4 := sockaddr.ToIPv4Addr(found.SockAddr)
 	res.Interface = found.Name
 	if !res.Prefix.IsValid() {
 		res.Prefix = netip.PrefixFrom(res.Addr, v4.Maskbits()).Masked()
@@ -142,7 +188,7 @@ func (r bindResolver) broadcast(bind string, res BindAddr) (BindAddr, error) {
 			bind, res.Prefix, found.Name)
 	}
 	if found.Flags&net.FlagBroadcast == 0 {
-		return BindAddr{}, fmt.Errorf("udp: bind %q: interface %s (%s) does not support broadcast (loopback or point-to-point); list the other nodes with peers (unicast) instead",
+		return BindAddr{}, fmt.Errorf("udp: bind %q: interface %s (%s) does not support broadcast (loopback or point-to-point); use transport multicast, or list the other nodes with peers (unicast) instead",
 			bind, found.Name, res.Addr)
 	}
 	sa, err := sockaddr.NewIPv4Addr(res.Prefix.String())
@@ -150,7 +196,7 @@ func (r bindResolver) broadcast(bind string, res BindAddr) (BindAddr, error) {
 		return BindAddr{}, fmt.Errorf("udp: bind %q: %w", bind, err)
 	}
 	bc := sockaddr.ToIPv4Addr(sa.Broadcast())
-	res.Broadcast, _ = netip.AddrFromSlice(*bc.NetIP())
+	res.Broadcast, _ = netip.AddrFromSlice((*bc.NetIP()).To4())
 	return res, nil
 }
 

@@ -25,6 +25,8 @@ func fakeInterfaces(t *testing.T) bindResolver {
 		mk("lo", "127.0.0.1/8", net.FlagUp|net.FlagLoopback),
 		mk("eth0", "198.18.0.10/24", bcast),
 		mk("eth0", "fd00::10/64", bcast),
+		mk("eth0", "fe80::10/64", bcast),
+		mk("wg0", "fd01::1/64", net.FlagUp|net.FlagPointToPoint),
 		mk("eth1", "198.19.1.5/20", bcast),
 		mk("tun0", "198.18.5.1/32", net.FlagUp|net.FlagPointToPoint),
 		mk("p2p0", "198.18.6.0/31", bcast),
@@ -43,26 +45,35 @@ func fakeInterfaces(t *testing.T) bindResolver {
 func TestResolveBind(t *testing.T) {
 	r := fakeInterfaces(t)
 	tests := []struct {
-		name      string
-		bind      string
-		broadcast bool
-		addr      string
-		bcast     string
-		prefix    string
+		name   string
+		bind   string
+		mode   Mode
+		addr   string
+		bcast  string
+		prefix string
+		ifname string
 	}{
-		{"literal, broadcast", "198.18.0.10", true, "198.18.0.10", "198.18.0.255", "198.18.0.0/24"},
-		{"literal, /20 subnet", "198.19.1.5", true, "198.19.1.5", "198.19.15.255", "198.19.0.0/20"},
-		{"literal, unicast needs no interface", "127.0.0.1", false, "127.0.0.1", "", ""},
-		{"template picks one", `{{ GetPrivateInterfaces | include "network" "198.18.0.0/24" | attr "address" }}`, true, "198.18.0.10", "198.18.0.255", "198.18.0.0/24"},
-		{"template with limit 1", `{{ GetAllInterfaces | include "type" "IPv4" | include "flags" "broadcast" | limit 1 | attr "address" }}`, true, "198.18.0.10", "198.18.0.255", "198.18.0.0/24"},
-		{"template by name", `{{ GetAllInterfaces | include "name" "eth1" | attr "address" }}`, false, "198.19.1.5", "", ""},
-		{"surrounding spaces", "  198.18.0.10 \n", false, "198.18.0.10", "", ""},
+		{"literal, broadcast", "198.18.0.10", ModeBroadcast, "198.18.0.10", "198.18.0.255", "198.18.0.0/24", "eth0"},
+		{"literal, /20 subnet", "198.19.1.5", ModeBroadcast, "198.19.1.5", "198.19.15.255", "198.19.0.0/20", "eth1"},
+		{"literal, unicast needs no interface", "127.0.0.1", ModeUnicast, "127.0.0.1", "", "", ""},
+		{"template picks one", `{{ GetPrivateInterfaces | include "network" "198.18.0.0/24" | attr "address" }}`, ModeBroadcast, "198.18.0.10", "198.18.0.255", "198.18.0.0/24", "eth0"},
+		{"template with limit 1", `{{ GetAllInterfaces | include "type" "IPv4" | include "flags" "broadcast" | limit 1 | attr "address" }}`, ModeBroadcast, "198.18.0.10", "198.18.0.255", "198.18.0.0/24", "eth0"},
+		{"template by name", `{{ GetAllInterfaces | include "name" "eth1" | attr "address" }}`, ModeUnicast, "198.19.1.5", "", "", ""},
+		{"surrounding spaces", "  198.18.0.10 \n", ModeUnicast, "198.18.0.10", "", "", ""},
+		{"IPv4 multicast", "198.18.0.10", ModeMulticast, "198.18.0.10", "", "", "eth0"},
+		{"IPv6 multicast", "fd00::10", ModeMulticast, "fd00::10", "", "", "eth0"},
+		{"IPv6 template", `{{ GetAllInterfaces | include "network" "fd00::/64" | attr "address" }}`, ModeMulticast, "fd00::10", "", "", "eth0"},
+		{"IPv6 unicast needs no interface", "fd00::10", ModeUnicast, "fd00::10", "", "", ""},
+		{"IPv6 in brackets", "[fd00::10]", ModeUnicast, "fd00::10", "", "", ""},
+		{"IPv6 link-local gets its zone", "fe80::10", ModeUnicast, "fe80::10%eth0", "", "", "eth0"},
+		{"IPv6 link-local multicast", "fe80::10", ModeMulticast, "fe80::10%eth0", "", "", "eth0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := r.resolve(tt.bind, tt.broadcast)
+			got, err := r.resolve(tt.bind, tt.mode)
 			require.NoError(t, err)
 			assert.Equal(t, tt.addr, got.Addr.String())
+			assert.Equal(t, tt.ifname, got.Interface)
 			if tt.bcast == "" {
 				assert.False(t, got.Broadcast.IsValid())
 				return
@@ -77,32 +88,38 @@ func TestResolveBind(t *testing.T) {
 func TestResolveBindErrors(t *testing.T) {
 	r := fakeInterfaces(t)
 	tests := []struct {
-		name      string
-		bind      string
-		broadcast bool
-		want      []string
+		name string
+		bind string
+		mode Mode
+		want []string
 	}{
-		{"zero results", `{{ GetAllInterfaces | include "network" "10.9.0.0/16" | attr "address" }}`, false,
-			[]string{"resolved to no address", "ip -4 addr", `include "network"`}},
-		{"several results", `{{ GetAllInterfaces | include "type" "IPv4" | attr "address" }}`, false,
+		{"zero results", `{{ GetAllInterfaces | include "network" "10.9.0.0/16" | attr "address" }}`, ModeUnicast,
+			[]string{"resolved to no address", "ip addr", `include "network"`}},
+		{"several results", `{{ GetAllInterfaces | include "type" "IPv4" | attr "address" }}`, ModeUnicast,
 			[]string{"resolved to 5 addresses (127.0.0.1, 198.18.0.10, 198.19.1.5, 198.18.5.1, 198.18.6.0)", "limit 1"}},
-		{"default bind with two private interfaces", "", false,
+		{"default bind with two private interfaces", "", ModeUnicast,
 			[]string{"resolved to 4 addresses (198.18.0.10, 198.19.1.5, 198.18.5.1, 198.18.6.0)"}},
-		{"IPv6 result", `{{ GetAllInterfaces | include "type" "IPv6" | attr "address" }}`, false,
-			[]string{"resolved to fd00::10, which is not IPv4", `include "type" "IPv4"`}},
-		{"IPv6 literal", "fd00::10", false, []string{"not IPv4"}},
-		{"not an address", "eth0", false, []string{`resolved to "eth0", which is not an IP address`, "GetPrivateInterfaces"}},
-		{"bad template", "{{ GetNothing }}", false, []string{"parse template", "GetNothing"}},
-		{"unspecified", "0.0.0.0", false, []string{"not an interface address"}},
-		{"limited broadcast", "255.255.255.255", false, []string{"not an interface address"}},
-		{"/32 for broadcast", "198.18.5.1", true, []string{"198.18.5.1/32", "/31 and /32 cannot broadcast", "peers"}},
-		{"/31 for broadcast", "198.18.6.0", true, []string{"198.18.6.0/31", "/31 and /32"}},
-		{"loopback for broadcast", "127.0.0.1", true, []string{"interface lo (127.0.0.1) does not support broadcast", "peers"}},
-		{"not on this host", "198.18.9.9", true, []string{"198.18.9.9 is not an address of any interface"}},
+		{"IPv6 for broadcast", `{{ GetAllInterfaces | include "network" "fd00::/64" | attr "address" }}`, ModeBroadcast,
+			[]string{"resolved to fd00::10: IPv6 has no broadcast", "transport multicast"}},
+		{"not an address", "eth0", ModeUnicast, []string{`resolved to "eth0", which is not an IP address`, "GetPrivateInterfaces"}},
+		{"bad template", "{{ GetNothing }}", ModeUnicast, []string{"parse template", "GetNothing"}},
+		{"unspecified", "0.0.0.0", ModeUnicast, []string{"not an interface address"}},
+		{"unspecified IPv6", "::", ModeUnicast, []string{"not an interface address"}},
+		{"multicast address", "ff02::1", ModeMulticast, []string{"not an interface address"}},
+		{"limited broadcast", "255.255.255.255", ModeUnicast, []string{"not an interface address"}},
+		{"/32 for broadcast", "198.18.5.1", ModeBroadcast, []string{"198.18.5.1/32", "/31 and /32 cannot broadcast", "peers"}},
+		{"/31 for broadcast", "198.18.6.0", ModeBroadcast, []string{"198.18.6.0/31", "/31 and /32"}},
+		{"loopback for broadcast", "127.0.0.1", ModeBroadcast, []string{"interface lo (127.0.0.1) does not support broadcast", "multicast", "peers"}},
+		{"loopback for multicast", "127.0.0.1", ModeMulticast, []string{"interface lo (127.0.0.1) does not support multicast", "unicast"}},
+		{"point-to-point for multicast", "fd01::1", ModeMulticast, []string{"interface wg0 (fd01::1) does not support multicast"}},
+		{"not on this host", "198.18.9.9", ModeBroadcast, []string{"198.18.9.9 is not an address of any interface"}},
+		{"IPv6 not on this host", "fd00::99", ModeMulticast, []string{"fd00::99 is not an address of any interface"}},
+		{"link-local not on this host", "fe80::99", ModeUnicast, []string{"fe80::99 is not an address of any interface"}},
+		{"link-local on the wrong interface", "fe80::10%eth1", ModeMulticast, []string{"fe80::10%eth1 is not an address of any interface"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := r.resolve(tt.bind, tt.broadcast)
+			_, err := r.resolve(tt.bind, tt.mode)
 			require.Error(t, err)
 			for _, w := range tt.want {
 				assert.Contains(t, err.Error(), w)
@@ -113,7 +130,7 @@ func TestResolveBindErrors(t *testing.T) {
 
 func TestResolveBindPrefixOutput(t *testing.T) {
 	r := fakeInterfaces(t)
-	got, err := r.resolve(`{{ GetAllInterfaces | include "name" "eth0" | include "type" "IPv4" | attr "string" }}`, true)
+	got, err := r.resolve(`{{ GetAllInterfaces | include "name" "eth0" | include "type" "IPv4" | attr "string" }}`, ModeBroadcast)
 	require.NoError(t, err)
 	assert.Equal(t, netip.MustParsePrefix("198.18.0.0/24"), got.Prefix)
 	assert.Equal(t, netip.MustParseAddr("198.18.0.255"), got.Broadcast)
@@ -122,14 +139,14 @@ func TestResolveBindPrefixOutput(t *testing.T) {
 // TestResolveBindNotUp: only "no such address here" errors are marked as
 // ones a booting node may wait out.
 func TestResolveBindNotUp(t *testing.T) {
-	_, err := ResolveBind("198.18.255.254", true) // in the test range, on no interface
+	_, err := ResolveBind("198.18.255.254", ModeBroadcast) // in the test range, on no interface
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrAddressNotUp)
 	assert.Contains(t, err.Error(), "is not an address of any interface here")
-	_, err = ResolveBind("not-an-ip", true)
+	_, err = ResolveBind("not-an-ip", ModeBroadcast)
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, ErrAddressNotUp)
-	_, err = ResolveBind(`{{ GetAllInterfaces | include "network" "198.18.255.0/24" | attr "address" }}`, false)
+	_, err = ResolveBind(`{{ GetAllInterfaces | include "network" "198.18.255.0/24" | attr "address" }}`, ModeUnicast)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrAddressNotUp)
 }

@@ -11,17 +11,24 @@ import (
 	"sync"
 )
 
-// UDPTransport is the Transport over real UDP sockets, in one of two modes:
+// UDPTransport is the Transport over real UDP sockets, in one of three
+// modes (Mode):
 //
-//   - broadcast (no peers): Broadcast sends to the bound subnet's directed
+//   - broadcast: Broadcast sends to the bound IPv4 subnet's directed
 //     broadcast address. A second socket bound to that broadcast address
 //     receives broadcasts, since on Linux a socket bound to a unicast address
 //     does not.
+//   - multicast: Broadcast sends to the cluster's multicast group with a hop
+//     limit of 1; a second socket bound to the group and joined to it on the
+//     bound interface receives. IPv4 or IPv6.
 //   - unicast (peers listed): Broadcast sends to each peer in turn, and only
 //     packets whose source IP is a listed peer's are delivered. The source
 //     port is not checked, so a one-shot client on a peer's host (`lanleader
 //     who`, on an ephemeral port) is heard; authenticity is the keyring's
 //     job, not the filter's.
+//
+// Every packet is sent from the socket bound to the node's own address, so
+// peers see (and probe) that address.
 //
 // Socket errors after start are logged (at most every logEvery per kind),
 // counted and, for reads, retried with backoff: they never stop the
@@ -29,12 +36,13 @@ import (
 // its next tick.
 type UDPTransport struct {
 	log       *slog.Logger
+	mode      Mode
 	local     netip.AddrPort
-	bcast     netip.AddrPort      // zero in unicast mode
+	fanout    netip.AddrPort      // broadcast address or group; zero in unicast mode
 	peers     []netip.AddrPort    // unicast mode: destinations, without local
-	allowed   map[netip.Addr]bool // unicast mode: peer IPs accepted as sources
+	allowed   map[netip.Addr]bool // unicast mode: peer IPs (without zone) accepted as sources
 	conn      *net.UDPConn        // bound to local; sends everything
-	bconn     *net.UDPConn        // bound to bcast; receives broadcasts; nil in unicast mode
+	rconn     *net.UDPConn        // bound to fanout; receives broadcasts or the group; nil in unicast mode
 	packets   chan Packet
 	done      chan struct{}
 	wg        sync.WaitGroup
@@ -55,23 +63,32 @@ func NewUDPTransport(cfg UDPConfig) (*UDPTransport, error) {
 	if err != nil {
 		return nil, err
 	}
-	unicast := len(c.Peers) > 0
-	bind, err := ResolveBind(c.Bind, !unicast)
+	if c.Mode, err = c.Mode.Resolve(len(c.Peers)); err != nil {
+		return nil, err
+	}
+	bind, err := ResolveBind(c.Bind, c.Mode)
 	if err != nil {
 		return nil, err
 	}
 	var peers []netip.AddrPort
-	if unicast {
-		if peers, err = resolvePeers(c.Peers, c.Port); err != nil {
+	if c.Mode == ModeUnicast {
+		if peers, err = resolvePeers(c.Peers, c.Port, bind.Addr.Is4()); err != nil {
 			return nil, err
 		}
 	}
-	return newUDPTransport(c, bind, peers)
+	var group netip.Addr
+	if c.Mode == ModeMulticast {
+		if group, err = ResolveGroup(c.Group, c.Cluster, bind.Addr); err != nil {
+			return nil, err
+		}
+	}
+	return newUDPTransport(c, bind, peers, group)
 }
 
-func newUDPTransport(c UDPConfig, bind BindAddr, peers []netip.AddrPort) (*UDPTransport, error) {
+func newUDPTransport(c UDPConfig, bind BindAddr, peers []netip.AddrPort, group netip.Addr) (*UDPTransport, error) {
 	t := &UDPTransport{
 		log:     c.Logger,
+		mode:    c.Mode,
 		packets: make(chan Packet, c.QueueLen),
 		done:    make(chan struct{}),
 	}
@@ -81,32 +98,40 @@ func newUDPTransport(c UDPConfig, bind BindAddr, peers []netip.AddrPort) (*UDPTr
 	}
 	t.conn = conn
 	t.local = netip.AddrPortFrom(bind.Addr, uint16(conn.LocalAddr().(*net.UDPAddr).Port))
-	if peers != nil {
+	switch c.Mode {
+	case ModeUnicast:
 		t.allowed = make(map[netip.Addr]bool, len(peers))
 		for _, p := range peers {
-			t.allowed[p.Addr()] = true
+			t.allowed[p.Addr().WithZone("")] = true
 			if p != t.local {
 				t.peers = append(t.peers, p)
 			}
 		}
-	} else {
-		t.bcast = netip.AddrPortFrom(bind.Broadcast, uint16(c.Port))
-		if t.bconn, err = listen(netip.AddrPortFrom(bind.Broadcast, t.local.Port()), true); err != nil {
-			conn.Close()
-			return nil, err
+	case ModeBroadcast:
+		t.fanout = netip.AddrPortFrom(bind.Broadcast, uint16(c.Port))
+		t.rconn, err = listen(netip.AddrPortFrom(bind.Broadcast, t.local.Port()), true)
+	case ModeMulticast:
+		if group.IsLinkLocalMulticast() || group.IsInterfaceLocalMulticast() {
+			group = group.WithZone(bind.Interface) // link-local scope: say which link
 		}
+		t.fanout = netip.AddrPortFrom(group, uint16(c.Port))
+		t.rconn, err = listenGroup(bind, netip.AddrPortFrom(group, t.local.Port()))
+	}
+	if err != nil {
+		conn.Close()
+		return nil, err
 	}
 	t.log = t.log.With("local", t.local.String())
-	for _, cn := range []*net.UDPConn{t.conn, t.bconn} {
+	for _, cn := range []*net.UDPConn{t.conn, t.rconn} {
 		if cn != nil {
 			t.wg.Add(1)
 			go t.readLoop(cn)
 		}
 	}
-	if t.bconn != nil {
-		t.log.Info("udp transport up", "mode", "broadcast", "broadcast", t.bcast.String(), "interface", bind.Interface)
+	if c.Mode == ModeUnicast {
+		t.log.Info("udp transport up", "mode", c.Mode, "peers", len(t.peers))
 	} else {
-		t.log.Info("udp transport up", "mode", "unicast", "peers", len(t.peers))
+		t.log.Info("udp transport up", "mode", c.Mode, "to", t.fanout.String(), "interface", bind.Interface)
 	}
 	return t, nil
 }
@@ -119,18 +144,34 @@ func listen(addr netip.AddrPort, shared bool) (*net.UDPConn, error) {
 	if shared {
 		lc.Control = setReuseAddr
 	}
-	pc, err := lc.ListenPacket(context.Background(), "udp4", addr.String())
+	pc, err := lc.ListenPacket(context.Background(), udpNetwork(addr.Addr()), addr.String())
 	if err != nil {
 		return nil, fmt.Errorf("udp: bind %s: %w", addr, err)
 	}
 	return pc.(*net.UDPConn), nil
 }
 
-// Broadcast sends b to the subnet's broadcast address, or in unicast mode
-// to every peer; it returns the errors of the sends that failed.
+// listenGroup opens the multicast receiver: bound to the group and port
+// (shared, so several nodes of one host can listen) and joined to the group
+// on the bound interface.
+func listenGroup(bind BindAddr, group netip.AddrPort) (*net.UDPConn, error) {
+	ifi, err := net.InterfaceByName(bind.Interface)
+	if err != nil {
+		return nil, fmt.Errorf("udp: multicast group %s: interface %q: %w", group.Addr(), bind.Interface, err)
+	}
+	conn, err := net.ListenMulticastUDP(udpNetwork(group.Addr()), ifi, net.UDPAddrFromAddrPort(group))
+	if err != nil {
+		return nil, fmt.Errorf("udp: join multicast group %s on %s: %w", group, bind.Interface, err)
+	}
+	return conn, nil
+}
+
+// Broadcast sends b to the subnet's broadcast address or the multicast
+// group, or in unicast mode to every peer; it returns the errors of the
+// sends that failed.
 func (t *UDPTransport) Broadcast(b []byte) error {
-	if t.bconn != nil {
-		return t.SendTo(b, t.bcast)
+	if t.rconn != nil {
+		return t.SendTo(b, t.fanout)
 	}
 	var errs []error
 	for _, p := range t.peers {
@@ -169,9 +210,12 @@ func (t *UDPTransport) Packets() <-chan Packet { return t.packets }
 // sent.
 func (t *UDPTransport) LocalAddr() netip.AddrPort { return t.local }
 
-// BroadcastAddr returns where Broadcast sends in broadcast mode, and false in
-// unicast mode.
-func (t *UDPTransport) BroadcastAddr() (netip.AddrPort, bool) { return t.bcast, t.bconn != nil }
+// BroadcastAddr returns where Broadcast sends in broadcast and multicast
+// mode (the broadcast address or the group), and false in unicast mode.
+func (t *UDPTransport) BroadcastAddr() (netip.AddrPort, bool) { return t.fanout, t.rconn != nil }
+
+// Mode returns the transport's mode (never ModeAuto).
+func (t *UDPTransport) Mode() Mode { return t.mode }
 
 // Peers returns the resolved peers Broadcast sends to in unicast mode
 // (without this node), or nil in broadcast mode.
@@ -183,8 +227,8 @@ func (t *UDPTransport) Close() error {
 	t.closeOnce.Do(func() {
 		close(t.done)
 		t.closeErr = t.conn.Close()
-		if t.bconn != nil {
-			t.closeErr = errors.Join(t.closeErr, t.bconn.Close())
+		if t.rconn != nil {
+			t.closeErr = errors.Join(t.closeErr, t.rconn.Close())
 		}
 		t.wg.Wait()
 		close(t.packets)
@@ -196,8 +240,9 @@ func (t *UDPTransport) Close() error {
 func (t *UDPTransport) Stats() TransportStats { return t.stats.snapshot() }
 
 // EchoesSelf reports whether this transport passes the node's own
-// broadcasts up: in broadcast mode on Linux, where the kernel loops every
-// broadcast back to the sender's sockets through the same input path (and
+// broadcasts up: in broadcast and multicast mode on Linux, where the kernel
+// loops every broadcast (and, with IP_MULTICAST_LOOP, on by default, every
+// multicast) back to the sender's sockets through the same input path (and
 // firewall) as other hosts' packets. The Elector then sets
 // protocol.Config.SelfEcho, so a node that cannot receive knows it.
-func (t *UDPTransport) EchoesSelf() bool { return t.bconn != nil && runtime.GOOS == "linux" }
+func (t *UDPTransport) EchoesSelf() bool { return t.rconn != nil && runtime.GOOS == "linux" }

@@ -13,8 +13,12 @@ import (
 
 // UDPConfig configures a UDPTransport.
 type UDPConfig struct {
-	// Bind is the IPv4 address to use, or a go-sockaddr template that
-	// resolves to exactly one (see ResolveBind). Empty means DefaultBind.
+	// Mode is broadcast, multicast or unicast; ModeAuto (empty) means
+	// unicast when Peers are listed, else broadcast.
+	Mode Mode
+	// Bind is the IPv4 or IPv6 address to use, or a go-sockaddr template
+	// that resolves to exactly one (see ResolveBind). Empty means
+	// DefaultBind.
 	Bind string
 	// Port is the cluster's UDP port: nodes listen on it, Broadcast sends
 	// to it, and peers listed without a port use it. 0 means DefaultPort.
@@ -22,13 +26,18 @@ type UDPConfig struct {
 	// ListenPort is the local port to bind, when it differs from Port: 0
 	// means Port; AnyPort lets the kernel choose.
 	ListenPort int
-	// Peers switches to unicast: "host:port" or "host" (meaning Port) of
-	// every other node; listing this node too is fine (it is skipped), so
+	// Peers switches to unicast: "host:port", "[ipv6]:port" or "host"
+	// (meaning Port) of every other node, of Bind's IP family; listing this node too is fine (it is skipped), so
 	// every node can share one list. Broadcast then sends to each peer, and
 	// packets from any IP address not listed are dropped (any source port
 	// is accepted). Host names are resolved once, by NewUDPTransport. Empty
 	// means subnet broadcast.
 	Peers []string
+	// Group is the multicast group (ModeMulticast), of Bind's IP family.
+	// Empty means DefaultGroup(Cluster).
+	Group string
+	// Cluster names the cluster; it only picks the default Group.
+	Cluster string
 	// QueueLen is the capacity of the Packets() channel; packets arriving
 	// while it is full are dropped and counted. 0 means 256.
 	QueueLen int
@@ -69,12 +78,13 @@ func (c *UDPConfig) withDefaults() (UDPConfig, error) {
 	return out, nil
 }
 
-// resolvePeers turns Peers into IPv4 addresses, deduplicated, in order.
-func resolvePeers(peers []string, defaultPort int) ([]netip.AddrPort, error) {
+// resolvePeers turns Peers into addresses of one family (IPv4 if v4, else
+// IPv6), deduplicated, in order.
+func resolvePeers(peers []string, defaultPort int, v4 bool) ([]netip.AddrPort, error) {
 	var out []netip.AddrPort
 	seen := make(map[netip.AddrPort]bool)
 	for _, p := range peers {
-		ap, err := resolvePeer(strings.TrimSpace(p), defaultPort)
+		ap, err := resolvePeer(strings.TrimSpace(p), defaultPort, v4)
 		if err != nil {
 			return nil, err
 		}
@@ -86,11 +96,15 @@ func resolvePeers(peers []string, defaultPort int) ([]netip.AddrPort, error) {
 	return out, nil
 }
 
-func resolvePeer(p string, defaultPort int) (netip.AddrPort, error) {
+func resolvePeer(p string, defaultPort int, v4 bool) (netip.AddrPort, error) {
+	family, network := "IPv4", "ip4"
+	if !v4 {
+		family, network = "IPv6", "ip6"
+	}
 	host, portStr, err := net.SplitHostPort(p)
 	if err != nil {
-		// No port: the whole entry is the host.
-		host, portStr = p, strconv.Itoa(defaultPort)
+		// No port: the whole entry is the host ("[fd00::1]" or "fd00::1").
+		host, portStr = strings.TrimSuffix(strings.TrimPrefix(p, "["), "]"), strconv.Itoa(defaultPort)
 	}
 	if host == "" {
 		return netip.AddrPort{}, fmt.Errorf("udp: peer %q: empty host; want host:port", p)
@@ -103,18 +117,21 @@ func resolvePeer(p string, defaultPort int) (netip.AddrPort, error) {
 	if err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), peerLookupTimeout)
 		defer cancel()
-		addrs, lerr := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
+		addrs, lerr := net.DefaultResolver.LookupNetIP(ctx, network, host)
 		if lerr != nil {
 			return netip.AddrPort{}, fmt.Errorf("udp: peer %q: %w", p, lerr)
 		}
 		if len(addrs) != 1 {
-			return netip.AddrPort{}, fmt.Errorf("udp: peer %q: host %s has %d IPv4 addresses (%v); list the one to use", p, host, len(addrs), addrs)
+			return netip.AddrPort{}, fmt.Errorf("udp: peer %q: host %s has %d %s addresses (%v); list the one to use", p, host, len(addrs), family, addrs)
 		}
 		addr = addrs[0]
 	}
 	addr = addr.Unmap()
-	if !addr.Is4() {
-		return netip.AddrPort{}, fmt.Errorf("udp: peer %q: %s is not IPv4", p, addr)
+	if addr.Is4() != v4 {
+		return netip.AddrPort{}, fmt.Errorf("udp: peer %q: %s is not %s, as the bind address is; list peers of one family", p, addr, family)
+	}
+	if addr.Is6() && addr.IsLinkLocalUnicast() && addr.Zone() == "" {
+		return netip.AddrPort{}, fmt.Errorf("udp: peer %q: link-local %s needs its interface, e.g. [%s%%eth0]:%s", p, addr, addr, portStr)
 	}
 	if addr.IsUnspecified() || addr.IsMulticast() || addr == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
 		return netip.AddrPort{}, fmt.Errorf("udp: peer %q: %s is not a node's address", p, addr)

@@ -60,7 +60,7 @@ func (t *UDPTransport) readLoop(conn datagramReader) {
 func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
 	t.stats.packetsIn.Add(1)
 	t.stats.bytesIn.Add(uint64(len(b)))
-	if from == t.local {
+	if from.Addr().WithZone("") == t.local.Addr().WithZone("") && from.Port() == t.local.Port() {
 		if !t.EchoesSelf() {
 			t.stats.droppedSelf.Add(1)
 			return
@@ -74,7 +74,7 @@ func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
 		t.stats.probesIn.Add(1) // a peer checking we still listen (probe.go)
 		return
 	}
-	if t.allowed != nil && !t.allowed[from.Addr()] {
+	if t.allowed != nil && !t.allowed[from.Addr().WithZone("")] {
 		t.stats.droppedUnknownPeer.Add(1)
 		t.log.Debug("udp: dropped packet from a source not in peers", "from", from.String(), "bytes", len(b))
 		return

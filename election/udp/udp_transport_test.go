@@ -1,6 +1,7 @@
 package udp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -225,7 +226,13 @@ func TestUDPConfigErrors(t *testing.T) {
 		{"peer bad port", UDPConfig{Bind: "127.0.0.1", Peers: []string{"127.0.0.1:x"}}, `peer "127.0.0.1:x": bad port "x"`},
 		{"peer port zero", UDPConfig{Bind: "127.0.0.1", Peers: []string{"127.0.0.1:0"}}, `bad port "0"`},
 		{"peer empty host", UDPConfig{Bind: "127.0.0.1", Peers: []string{":7483"}}, "empty host"},
-		{"peer IPv6", UDPConfig{Bind: "127.0.0.1", Peers: []string{"[::1]:7483"}}, "::1 is not IPv4"},
+		{"peer IPv6 for an IPv4 bind", UDPConfig{Bind: "127.0.0.1", Peers: []string{"[::1]:7483"}}, "::1 is not IPv4, as the bind address is"},
+		{"peer IPv4 for an IPv6 bind", UDPConfig{Bind: "::1", Peers: []string{"127.0.0.1:7483"}}, "127.0.0.1 is not IPv6, as the bind address is"},
+		{"peer link-local without zone", UDPConfig{Bind: "::1", Peers: []string{"[fe80::2]:7483"}}, "link-local fe80::2 needs its interface"},
+		{"unicast without peers", UDPConfig{Bind: "127.0.0.1", Mode: ModeUnicast}, "transport unicast needs peers"},
+		{"peers with multicast", UDPConfig{Bind: "127.0.0.1", Mode: ModeMulticast, Peers: []string{"127.0.0.2"}}, "peers are listed but transport is multicast"},
+		{"IPv6 cannot broadcast", UDPConfig{Bind: "::1", Mode: ModeBroadcast}, "IPv6 has no broadcast"},
+		{"loopback cannot multicast", UDPConfig{Bind: "127.0.0.1", Mode: ModeMulticast}, "does not support multicast"},
 		{"peer broadcast", UDPConfig{Bind: "127.0.0.1", Peers: []string{"255.255.255.255"}}, "not a node's address"},
 		{"loopback cannot broadcast", UDPConfig{Bind: "127.0.0.1"}, "does not support broadcast"},
 		{"bad bind", UDPConfig{Bind: "eth0", Peers: []string{"127.0.0.1"}}, `bind "eth0"`},
@@ -241,8 +248,57 @@ func TestUDPConfigErrors(t *testing.T) {
 	}
 }
 
+func TestResolvePeersIPv6(t *testing.T) {
+	got, err := resolvePeers([]string{"[fd00::2]:9", "fd00::3", "[fd00::4]", "[fe80::5%eth0]:7", "[FD00::2]:9"}, DefaultPort, false)
+	require.NoError(t, err)
+	assert.Equal(t, []netip.AddrPort{
+		netip.MustParseAddrPort("[fd00::2]:9"),
+		netip.MustParseAddrPort("[fd00::3]:7483"),
+		netip.MustParseAddrPort("[fd00::4]:7483"),
+		netip.MustParseAddrPort("[fe80::5%eth0]:7"),
+	}, got)
+}
+
+// TestUDPIPv6Loopback: two unicast transports on [::1] exchange packets,
+// with the source reported as an IPv6 address, and the probe of a closed
+// IPv6 port is answered (ICMPv6) at once.
+func TestUDPIPv6Loopback(t *testing.T) {
+	var ports []int
+	var held []*net.UDPConn
+	for range 2 {
+		c, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
+		if err != nil {
+			t.Skipf("no IPv6 loopback here: %v", err)
+		}
+		held = append(held, c) // held together so the ports differ
+		ports = append(ports, c.LocalAddr().(*net.UDPAddr).Port)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	peers := []string{fmt.Sprintf("[::1]:%d", ports[0]), fmt.Sprintf("[::1]:%d", ports[1])}
+	var ts []*UDPTransport
+	for _, p := range ports {
+		tr, err := NewUDPTransport(UDPConfig{Bind: "::1", Port: p, Peers: peers, Logger: discard})
+		require.NoError(t, err)
+		defer tr.Close()
+		ts = append(ts, tr)
+	}
+	require.NoError(t, ts[0].Broadcast([]byte("hello6")))
+	p := recv(t, ts[1])
+	assert.Equal(t, "hello6", string(p.Data))
+	assert.Equal(t, ts[0].LocalAddr(), p.From)
+	assert.Equal(t, uint64(1), ts[1].Stats().PacketsIn)
+
+	closed := ts[1].LocalAddr()
+	require.NoError(t, ts[1].Close())
+	unreachable, err := ts[0].Probe(context.Background(), closed, 10*time.Second)
+	require.NoError(t, err)
+	assert.True(t, unreachable, "a closed IPv6 port answers unreachable")
+}
+
 func TestResolvePeersDedupes(t *testing.T) {
-	got, err := resolvePeers([]string{"127.0.0.2", " 127.0.0.2:7483 ", "127.0.0.3:9"}, DefaultPort)
+	got, err := resolvePeers([]string{"127.0.0.2", " 127.0.0.2:7483 ", "127.0.0.3:9"}, DefaultPort, true)
 	require.NoError(t, err)
 	assert.Equal(t, []netip.AddrPort{
 		netip.MustParseAddrPort("127.0.0.2:7483"),
