@@ -82,6 +82,8 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		Node:   s.NodeID,
 		Logger: logger,
 		CanRun: el.canRun(),
+		Gate:   el.Gate,
+		Gather: el.Gather,
 		OnLedgerChange: func() {
 			if el.Publish != nil {
 				el.Publish()

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
 
@@ -87,6 +89,14 @@ type Elector struct {
 	Publish func()
 	// View, if set, returns the mode's own part of /status (JSON).
 	View func() any
+	// Gate, if set, records each run in the cluster before its process
+	// starts (jobs.StartGate): a store-backed mode writes the entry in a
+	// transaction, udp in quorum mode waits for a majority's acks.
+	Gate jobs.StartGate
+	// Gather is the gathering window of a new leadership
+	// (jobs.RunnerConfig.Gather): how long a new leader collects its
+	// peers' ledgers before it decides what its predecessors missed.
+	Gather time.Duration
 }
 
 // canRun returns the start gate, defaulting to "this node leads".

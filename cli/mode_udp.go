@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -15,6 +16,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
+	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
 
@@ -339,6 +341,8 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		Elector: e,
 		CanRun:  e.CanActAsLeader,
 		Publish: e.Publish,
+		Gate:    jobs.StartGateFunc(func(ctx context.Context, _ string, _ jobs.LedgerEntry) error { return e.Commit(ctx) }),
+		Gather:  e.GatherWindow(),
 		View: func() any {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
 			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())

@@ -221,6 +221,9 @@ func (c *jobCluster) start(i int) *cnode {
 	}
 	if c.wiring == poll {
 		rc.PeerLedger = el.LeaderPayload
+	} else {
+		rc.Gate = jobs.StartGateFunc(func(ctx context.Context, _ string, _ jobs.LedgerEntry) error { return el.Commit(ctx) })
+		rc.Gather = el.GatherWindow()
 	}
 	runner, err = jobs.NewRunner(rc)
 	require.NoError(c.t, err)

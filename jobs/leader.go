@@ -7,8 +7,11 @@ import (
 	"time"
 )
 
-// startLeading takes over the ledger and starts one scheduling loop per job
-// under term. It returns at once (callbacks must be prompt).
+// startLeading starts one scheduling loop per job under term. It returns
+// at once (callbacks must be prompt). Without a gathering window the
+// takeover decisions are made here; with one, each loop makes them when the
+// window ends, from every ledger heard by then (instants due after the
+// takeover are scheduled meanwhile).
 func (r *Runner) startLeading(ctx context.Context, term uint64) {
 	now := time.Now()
 	r.mu.Lock()
@@ -19,10 +22,14 @@ func (r *Runner) startLeading(ctx context.Context, term uint64) {
 	r.term = term
 	r.leaderCtx = ctx
 	r.rememberLeader(term, r.cfg.Node)
-	r.log.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(r.jobs))
+	r.log.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(r.jobs), "gather", r.cfg.Gather)
 	for _, j := range r.jobs {
 		j.runCtx, j.stopRuns = context.WithCancel(ctx)
-		r.startLoopLocked(term, j, r.takeOver(j, now, term))
+		plan := takeoverPlan{cursor: now, gatherUntil: now.Add(r.cfg.Gather)}
+		if r.cfg.Gather <= 0 {
+			plan = r.takeOver(j, now, now, term)
+		}
+		r.startLoopLocked(term, j, plan)
 	}
 	r.ledgerChanged()
 }
@@ -56,6 +63,10 @@ type takeoverPlan struct {
 	// or the rerun of an interrupted run.
 	runNow time.Time
 	rerun  bool
+	// gatherUntil, if not zero, is the end of the gathering window: the
+	// decision about the instants up to cursor (the takeover) waits for
+	// it (decide), runNow is not set yet.
+	gatherUntil time.Time
 }
 
 // knownEntry returns the newest ledger entry for j from this node's own
@@ -79,6 +90,18 @@ func (r *Runner) knownEntry(j *job) (LedgerEntry, bool) {
 	}
 }
 
+// newestEntry returns the newest entry for j from any source (own or
+// heard), whether or not a truncated ledger left j out since: what fire
+// must never start again. Must hold r.mu.
+func (r *Runner) newestEntry(j *job) (LedgerEntry, bool) {
+	own, haveOwn := r.own[j.id]
+	peer, havePeer := r.peer[j.id]
+	if havePeer && (!haveOwn || newer(peer, own)) {
+		return peer, true
+	}
+	return own, haveOwn
+}
+
 // newer reports whether a is a later entry than b: a later instant, or the
 // same instant under a higher term.
 func newer(a, b LedgerEntry) bool {
@@ -88,10 +111,11 @@ func newer(a, b LedgerEntry) bool {
 	return a.Term > b.Term
 }
 
-// takeOver decides, for one job at the start of leadership term, which
-// instants the previous leaders already handled and which fell into the gap.
-// Must hold r.mu.
-func (r *Runner) takeOver(j *job, now time.Time, term uint64) takeoverPlan {
+// takeOver decides, for one job at the start of leadership term (taken
+// over at takeover, decided at now, after the gathering window), which
+// instants up to takeover the previous leaders already handled and which
+// fell into the gap. Must hold r.mu.
+func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPlan {
 	e, known := r.knownEntry(j)
 	log := r.log.With("job", j.spec.Name, "term", term)
 	if !known {
@@ -99,9 +123,9 @@ func (r *Runner) takeOver(j *job, now time.Time, term uint64) takeoverPlan {
 		// schedule was taken up, so that if this leadership ends before
 		// the first instant, the next leader knows the instants after it
 		// are missed ones (run-once), not never due.
-		r.own[j.id] = LedgerEntry{JobID: j.id, Instant: now.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term}
+		r.setOwn(j, LedgerEntry{JobID: j.id, Instant: takeover.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term})
 		delete(r.unknown, j.id)
-		return takeoverPlan{cursor: now}
+		return takeoverPlan{cursor: takeover}
 	}
 	plan := takeoverPlan{cursor: e.Instant}
 	if e.Outcome == OutcomeRunning && j.active == 0 {
@@ -116,10 +140,10 @@ func (r *Runner) takeOver(j *job, now time.Time, term uint64) takeoverPlan {
 				"scheduled_at", e.Instant, "started_term", e.Term)
 		}
 	}
-	r.own[j.id] = e
+	r.setOwn(j, e)
 
 	// Instants that fell due since the last one started: nobody ran them.
-	latest, n := latestDue(j.sched, e.Instant, now)
+	latest, n := latestDue(j.sched, e.Instant, takeover)
 	if n == 0 {
 		return plan
 	}
@@ -144,6 +168,14 @@ func (r *Runner) takeOver(j *job, now time.Time, term uint64) takeoverPlan {
 			"scheduled_at", latest, "late", late)
 	}
 	return plan
+}
+
+// setOwn makes e this node's entry for j unless its own is newer (a run
+// started during the gathering window). Must hold r.mu.
+func (r *Runner) setOwn(j *job, e LedgerEntry) {
+	if cur, ok := r.own[j.id]; !ok || !newer(cur, e) {
+		r.own[j.id] = e
+	}
 }
 
 func (r *Runner) grace(j *job) time.Duration { return graceOf(&j.spec) }
@@ -180,10 +212,16 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef, pla
 	if !plan.runNow.IsZero() {
 		r.fire(ctx, term, j, spec, plan.runNow, plan.rerun)
 	}
+	var gather <-chan time.Time
+	if !plan.gatherUntil.IsZero() {
+		g := time.NewTimer(time.Until(plan.gatherUntil))
+		defer g.Stop()
+		gather = g.C
+	}
 	cursor := plan.cursor
 	for {
 		next := sched.Next(cursor)
-		if next.IsZero() {
+		if next.IsZero() && gather == nil {
 			r.log.Warn("jobs: schedule has no further instants", "job", spec.Name)
 			return
 		}
@@ -192,15 +230,29 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef, pla
 			j.next = next
 		}
 		r.mu.Unlock()
-		t := time.NewTimer(time.Until(next))
+		var due <-chan time.Time
+		var t *time.Timer
+		if !next.IsZero() {
+			t = time.NewTimer(time.Until(next))
+			due = t.C
+		}
+		gathered := false
 		select {
 		case <-ctx.Done():
+		case <-gather:
+			gathered = true
+		case <-due:
+		}
+		if t != nil {
 			t.Stop()
-			return
-		case <-t.C:
 		}
 		if ctx.Err() != nil {
 			return
+		}
+		if gathered {
+			gather = nil
+			r.decide(ctx, term, j, spec, plan.cursor)
+			continue
 		}
 		now := time.Now()
 		// Woken late (paused, overloaded): instants overtaken meanwhile
@@ -219,6 +271,22 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef, pla
 			continue
 		}
 		r.fire(ctx, term, j, spec, next, false)
+	}
+}
+
+// decide makes the takeover decision for j at the end of the gathering
+// window and carries it out.
+func (r *Runner) decide(ctx context.Context, term uint64, j *job, spec Spec, takeover time.Time) {
+	r.mu.Lock()
+	if r.closed || ctx.Err() != nil {
+		r.mu.Unlock()
+		return
+	}
+	plan := r.takeOver(j, takeover, time.Now(), term)
+	r.ledgerChanged()
+	r.mu.Unlock()
+	if !plan.runNow.IsZero() {
+		r.fire(ctx, term, j, spec, plan.runNow, plan.rerun)
 	}
 }
 
@@ -249,11 +317,13 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 		log.Warn("jobs: not starting: previous run still going (overlap: skip)")
 		return
 	}
-	if e, ok := r.own[j.id]; ok && !rerun && !instant.After(e.Instant) {
-		// Defence in depth: the cursor logic never gets here.
+	if e, ok := r.newestEntry(j); ok && (rerun && e.Instant.After(instant) || !rerun && !instant.After(e.Instant)) {
+		// A ledger heard since the takeover (a deposed leader's, during
+		// the gathering window) names this instant or a later one; or a
+		// run of a later instant has started, which supersedes a rerun.
 		j.skipped.AlreadyStarted++
 		r.mu.Unlock()
-		log.Warn("jobs: not starting: instant already started", "ledger_instant", e.Instant)
+		log.Warn("jobs: not starting: this or a later instant already started", "ledger_instant", e.Instant, "ledger_term", e.Term)
 		return
 	}
 	j.active++

@@ -54,6 +54,17 @@ type RunnerConfig struct {
 	// HistorySize is how many finished runs per job History keeps. Zero
 	// means DefaultHistorySize.
 	HistorySize int
+	// Gate, if set, is asked to record every run in the cluster before its
+	// process starts (StartGate). Nil starts at once.
+	Gate StartGate
+	// Gather is the gathering window of a new leadership: the decisions
+	// about instants that fell due before the takeover (a misfire run, the
+	// rerun of an interrupted run) wait this long, while ledgers from
+	// peers keep arriving (AdoptLedger); a deposed leader that was still
+	// running instants tells its successor in that time. Instants due
+	// after the takeover are not delayed. Use the elector's gathering
+	// window (udp: Elector.GatherWindow). Zero decides at once.
+	Gather time.Duration
 }
 
 // PeerLedgerPoll is how often Run polls RunnerConfig.PeerLedger. A crash

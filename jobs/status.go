@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"time"
 )
 
@@ -52,9 +53,11 @@ func (r *Runner) Snapshot() []JobStatus {
 }
 
 // Ledger returns this node's encoded ledger (at most MaxLedgerSize bytes):
-// per job, the last instant started, its outcome and term. The leader
-// piggybacks it on heartbeats. It never blocks on the Runner's lock, so
-// OnLedgerChange may call it.
+// per job, the newest instant known started (by this node or by the
+// leaders it heard), its outcome and term. The leader piggybacks it on
+// heartbeats; followers hand it to a new leader (claims, votes, Ledger
+// messages), so what one node heard reaches the next leader. It never
+// blocks on the Runner's lock, so OnLedgerChange may call it.
 func (r *Runner) Ledger() []byte {
 	if p := r.published.Load(); p != nil {
 		return *p
@@ -62,8 +65,10 @@ func (r *Runner) Ledger() []byte {
 	return Ledger{}.Encode()
 }
 
-// AdoptLedger merges a ledger received from a leader into what this node
-// knows (followers call it for every heartbeat, directly or through Run).
+// AdoptLedger merges a ledger received from another node into what this
+// node knows (for every heartbeat, claim, vote and Ledger handover heard,
+// directly or through Run); if that changes what it knows, the ledger it
+// publishes changes too (OnLedgerChange).
 // Per job the later entry wins (later instant, then higher term; for the
 // same instant and term, the one adopted last, so outcomes update). Merging
 // rather than replacing keeps what two leaders of a split did. A job missing
@@ -94,14 +99,30 @@ func (r *Runner) AdoptLedger(b []byte) error {
 			}
 		}
 	}
+	if p := r.published.Load(); p == nil || !bytes.Equal(*p, r.encodeLocked()) {
+		r.ledgerChanged()
+	}
 	return nil
 }
 
-// encodeLocked encodes the own ledger. Must hold r.mu.
+// encodeLocked encodes what this node knows: per configured job its known
+// entry (knownEntry), plus the entries heard for jobs it does not run, so
+// a node with another job list still passes them on. A job a truncated
+// ledger left out is left out again (the result is marked truncated).
+// Must hold r.mu.
 func (r *Runner) encodeLocked() []byte {
-	l := Ledger{Entries: make([]LedgerEntry, 0, len(r.own))}
-	for _, e := range r.own {
-		l.Entries = append(l.Entries, e)
+	l := Ledger{Entries: make([]LedgerEntry, 0, len(r.own)+len(r.peer))}
+	for _, j := range r.jobs {
+		if e, ok := r.knownEntry(j); ok {
+			l.Entries = append(l.Entries, e)
+		} else if r.unknown[j.id] {
+			l.Truncated = true
+		}
+	}
+	for id, e := range r.peer {
+		if r.byID[id] == nil {
+			l.Entries = append(l.Entries, e)
+		}
 	}
 	return l.Encode()
 }

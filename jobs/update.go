@@ -88,7 +88,7 @@ func (r *Runner) Update(specs []Spec) (UpdateResult, error) {
 		r.byID[nj.id] = nj
 		if leading {
 			nj.runCtx, nj.stopRuns = context.WithCancel(r.leaderCtx)
-			r.startLoopLocked(r.term, nj, r.takeOver(nj, now, r.term))
+			r.startLoopLocked(r.term, nj, r.takeOver(nj, now, now, r.term))
 		}
 	}
 	r.jobs = list

@@ -25,15 +25,21 @@ type Config struct {
 	Keyring *wire.Keyring
 	// Logger receives protocol events; nil means slog.Default().
 	Logger *slog.Logger
-	// Payload, if set, is called by the leader before each heartbeat round;
-	// its result travels in heartbeats (the job ledger).
+	// Payload, if set, is this node's application state (the job ledger:
+	// its own and what it heard). It is read before every Tick and Step
+	// and travels in heartbeats while leading, and in claims, votes and
+	// Ledger handovers otherwise. It must be cheap and must not block.
 	Payload func() []byte
 	// OnPayload, if set, is called with every new payload heard from
-	// another node leading (the job ledger), on the run loop's goroutine
-	// and before any leadership change that packet causes is reported, so
-	// a node that takes over already holds the last leader's ledger. It
-	// must not block; p must not be kept or modified.
-	OnPayload func(leader string, term uint64, p []byte)
+	// another node (a leader's heartbeat, answer or resign; a claim, a
+	// vote, a Ledger handover), with the sender's id and the message's
+	// term, on the run loop's goroutine and before any leadership change
+	// that packet causes is reported, and before any reply to that packet
+	// is sent: a node that takes over already holds what its peers told
+	// it, and a follower that persists the ledger here has it on disk
+	// before it acknowledges it. It must not block for long; p must not be
+	// kept or modified.
+	OnPayload func(from string, term uint64, p []byte)
 	// Clock is the protocol's time source; nil means SystemClock(), which
 	// counts through host suspend. Tests inside testing/synctest use
 	// GoClock.
@@ -63,12 +69,9 @@ type Elector struct {
 
 	notifier *election.Notifier
 	initial  election.Status
-	// delivered is the last payload passed to OnPayload (run loop only).
-	delivered struct {
-		leader string
-		term   uint64
-		p      []byte
-	}
+	// delivered is, per sender, the last payload passed to OnPayload
+	// (run loop only).
+	delivered map[string][]byte
 	// auth and hearing log misconfiguration and deafness (authlog.go,
 	// hearing_log.go); run loop only, but for auth's counter.
 	auth    authLog
@@ -80,6 +83,11 @@ type Elector struct {
 	// publish asks the run loop to heartbeat the payload at once; one
 	// pending request stands for any number.
 	publish chan struct{}
+	// commits are Commit calls waiting for the run loop (commit.go).
+	commits chan *commitWait
+	waiting []*commitWait
+	// done is closed when Run returns.
+	done chan struct{}
 }
 
 var _ election.Elector = (*Elector)(nil)
@@ -117,6 +125,10 @@ func New(cfg Config) (*Elector, error) {
 		initial: node.Status(),
 		publish: make(chan struct{}, 1),
 		probes:  newProber(cfg.Transport, cfg.Protocol.Interval),
+		commits: make(chan *commitWait),
+		done:    make(chan struct{}),
+		// delivered is keyed by sender, bounded like addrs.
+		delivered: make(map[string][]byte),
 	}
 	e.hearing.expectPeers = cfg.ExpectPeers || cfg.Protocol.ClusterSize > 0
 	return e, nil
@@ -150,6 +162,15 @@ func (e *Elector) Publish() {
 	case e.publish <- struct{}{}:
 	default:
 	}
+}
+
+// GatherWindow returns how long a new leader gathers its peers' ledgers
+// before deciding what its predecessors missed (protocol.Config.GatherWindow):
+// the job runner's RunnerConfig.Gather.
+func (e *Elector) GatherWindow() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.node.GatherWindow()
 }
 
 // LeaderPayload returns the newest payload heard from a leader (this node's

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
 )
 
@@ -18,6 +20,8 @@ import (
 // they must return promptly or heartbeats would be late.
 func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	defer e.cfg.Transport.Close()
+	defer close(e.done)
+	defer e.failCommits(fmt.Errorf("%w: elector stopped", ErrNotCommitted))
 	probeCtx, cancelProbes := context.WithCancel(ctx)
 	defer e.probes.stop()
 	defer cancelProbes() // ends a probe in flight; runs before stop waits
@@ -41,12 +45,13 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 			}
 			e.receive(p)
 		case <-e.publish:
-			if e.cfg.Payload != nil {
-				payload := e.cfg.Payload()
-				e.mu.Lock()
-				e.node.Publish(e.clock.Now(), payload)
-				e.mu.Unlock()
-			}
+			e.publishNow()
+		case w := <-e.commits:
+			e.publishNow()
+			e.mu.Lock()
+			w.ver = e.node.PayloadVersion()
+			e.mu.Unlock()
+			e.waiting = append(e.waiting, w)
 		case <-timer.C:
 			var payload []byte
 			if e.cfg.Payload != nil {
@@ -65,6 +70,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 		}
 		e.flush()
 		e.reportHearing()
+		e.settleCommits(e.clock.Now())
 		notifier.Update(e.currentStatus())
 		e.logQuorum()
 		timer.Reset(e.nextTick().Sub(e.clock.Now()))
@@ -85,7 +91,14 @@ func (e *Elector) receive(p Packet) {
 	if e.cfg.Keyring == nil && wire.Signed(p.Data) && m.From != e.cfg.Protocol.NodeID {
 		e.auth.signed(e.log, p.At, p.From)
 	}
+	var payload []byte
+	if e.cfg.Payload != nil {
+		payload = e.cfg.Payload()
+	}
 	e.mu.Lock()
+	if payload != nil {
+		e.node.SetPayload(payload) // what our claim, vote or handover carries
+	}
 	// Protocol time is the Elector's clock, not the transport's receive
 	// stamp: that one stops during a host suspend.
 	e.node.Step(e.clock.Now(), m)
@@ -96,24 +109,40 @@ func (e *Elector) receive(p Packet) {
 	if result == "ok" {
 		e.rememberAddr(m.From, p.From)
 	}
-	leader, term, payload := e.node.LeaderPayload()
+	heard := e.node.Payloads()
 	e.mu.Unlock()
 	e.countPacket(m.Type.String(), result)
-	e.deliverPayload(leader, term, payload)
+	for _, h := range heard {
+		e.deliverPayload(h)
+	}
 }
 
-// deliverPayload passes a payload heard from another leader to OnPayload,
-// once per change.
-func (e *Elector) deliverPayload(leader string, term uint64, p []byte) {
-	d := &e.delivered
-	if e.cfg.OnPayload == nil || leader == "" || leader == e.cfg.Protocol.NodeID || len(p) == 0 {
+// publishNow hands the node the current payload and, while leading,
+// heartbeats it at once.
+func (e *Elector) publishNow() {
+	if e.cfg.Payload == nil {
 		return
 	}
-	if leader == d.leader && term == d.term && bytes.Equal(p, d.p) {
+	payload := e.cfg.Payload()
+	e.mu.Lock()
+	e.node.Publish(e.clock.Now(), payload)
+	e.mu.Unlock()
+}
+
+// deliverPayload passes a payload heard from another node to OnPayload,
+// once per change per sender.
+func (e *Elector) deliverPayload(h protocol.PeerPayload) {
+	if e.cfg.OnPayload == nil || h.From == e.cfg.Protocol.NodeID {
 		return
 	}
-	d.leader, d.term, d.p = leader, term, append(d.p[:0], p...)
-	e.cfg.OnPayload(leader, term, p)
+	if last, ok := e.delivered[h.From]; ok && bytes.Equal(last, h.Payload) {
+		return
+	}
+	if _, ok := e.delivered[h.From]; !ok && len(e.delivered) >= maxAddrs {
+		clear(e.delivered)
+	}
+	e.delivered[h.From] = h.Payload
+	e.cfg.OnPayload(h.From, h.Term, h.Payload)
 }
 
 // maxAddrs bounds the reply-address table. Directed replies only ever go

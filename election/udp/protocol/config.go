@@ -80,6 +80,12 @@ type Config struct {
 	// values keep the lease through more lost acks (needed above ~10 %
 	// loss) and delay failover by the same amount.
 	PromiseMisses int
+	// GatherWindow is how long a new leader gathers its peers' ledgers
+	// (Ledger messages, and the payloads of claims, votes and a deposed
+	// leader's heartbeats) before the application decides what its
+	// predecessors missed; followers send Ledger messages to a new
+	// leadership for as long. Zero means 5 × Interval.
+	GatherWindow time.Duration
 
 	// Incarnation identifies this process start; it must be greater than
 	// the incarnation of any earlier start of the same NodeID, so peers can
@@ -180,6 +186,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("protocol: config ClusterSize must be 0 (no quorum) or 1..255, got %d", c.ClusterSize)
 	case c.PromiseMisses < c.Misses || c.PromiseMisses > maxMisses:
 		return fmt.Errorf("protocol: config PromiseMisses (%d) must be in Misses..%d (0 means Misses)", c.PromiseMisses, maxMisses)
+	case c.GatherWindow < 0 || c.GatherWindow > 100*c.Interval:
+		return fmt.Errorf("protocol: config GatherWindow (%v) must be in 0..100×Interval (%v)", c.GatherWindow, 100*c.Interval)
 	case c.ClusterSize > 0 && c.Preempt:
 		return errors.New("protocol: config Preempt is not supported with ClusterSize (quorum mode)")
 	case c.Rand == nil:

@@ -24,6 +24,13 @@ const (
 	Vote Type = 6
 	// Ack acknowledges a heartbeat in quorum mode. Leader names the leader.
 	Ack Type = 7
+	// Ledger hands a node's application state (Payload: the job ledger it
+	// holds, its own and what it heard) to a new leader, which gathers
+	// such ledgers before it decides what its predecessors missed. Sent,
+	// broadcast, by every node that starts following a new leadership
+	// (a deposed leader included) and again on each heartbeat of that
+	// leader during its gathering window. Leader names the new leader.
+	Ledger Type = 8
 )
 
 // String returns the type's name as used in logs and metrics labels.
@@ -43,6 +50,8 @@ func (t Type) String() string {
 		return "vote"
 	case Ack:
 		return "ack"
+	case Ledger:
+		return "ledger"
 	default:
 		return fmt.Sprintf("type(%d)", uint8(t))
 	}
@@ -84,8 +93,9 @@ type Message struct {
 	Leader string
 	// Successor is the node a resigning leader hands over to (Resign only).
 	Successor string
-	// Payload is opaque application state the leader piggybacks on
-	// heartbeats (the job ledger). Bounded by the codec.
+	// Payload is opaque application state (the job ledger): a leader's on
+	// Heartbeat, Answer and Resign, the sender's on Claim, Vote and Ledger;
+	// on Ack the acked heartbeat's sequence number. Bounded by the codec.
 	Payload []byte
 
 	// Addr is the sender's network address as seen by the receiver. It is

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
@@ -106,12 +107,21 @@ type Node struct {
 	probeLast time.Time
 	probes    int
 
-	payload   []byte
-	lpLeader  string
-	lpTerm    uint64
-	lpPayload []byte
-	out       []Envelope
-	stats     Stats
+	payload []byte
+	// payloadVer counts payload changes; sentVer is the version the last
+	// heartbeat of this leadership carried (handover.go).
+	payloadVer uint64
+	sentVer    uint64
+	// payloads queues received payloads for Payloads.
+	payloads []PeerPayload
+	// handoverUntil ends the Ledger messages sent to the leadership we
+	// follow.
+	handoverUntil time.Time
+	lpLeader      string
+	lpTerm        uint64
+	lpPayload     []byte
+	out           []Envelope
+	stats         Stats
 }
 
 // NewNode returns a follower that knows no leader, listens for
@@ -222,7 +232,11 @@ func (n *Node) Status() election.Status {
 // wire codec's payload limit (1024 bytes in wire version 2), or the
 // transport cannot encode the heartbeats.
 func (n *Node) SetPayload(p []byte) {
+	if n.payloadVer > 0 && bytes.Equal(p, n.payload) {
+		return
+	}
 	n.payload = append([]byte(nil), p...)
+	n.payloadVer++
 	if n.role == election.Leader {
 		n.lpPayload = n.payload
 	}

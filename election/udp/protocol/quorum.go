@@ -63,6 +63,10 @@ type quorumTracker struct {
 	sentAt     map[uint64]time.Time
 	ackedAt    map[string]time.Time
 	leaseUntil time.Time
+	// sentVer is the payload version each recent heartbeat carried;
+	// ackedVer, per follower, the highest version it acked (commit.go).
+	sentVer  map[uint64]uint64
+	ackedVer map[string]uint64
 
 	// failed counts claims in a row that ended without a majority; the
 	// next claim backs off Interval × 2^failed (bounded). Reset when a
@@ -188,6 +192,8 @@ func (q *quorumTracker) reachable(now time.Time, leading bool) int {
 func (q *quorumTracker) startLease() {
 	q.sentAt = make(map[uint64]time.Time)
 	q.ackedAt = make(map[string]time.Time)
+	q.sentVer = make(map[uint64]uint64)
+	q.ackedVer = make(map[string]uint64)
 	q.leaseUntil = q.claimSentAt.Add(q.lease)
 	if q.majority() <= 1 {
 		q.leaseUntil = farFuture
@@ -215,6 +221,7 @@ func (q *quorumTracker) sent(id uint64, now time.Time) {
 	q.sentAt[id] = now
 	if id > sentWindow {
 		delete(q.sentAt, id-sentWindow)
+		delete(q.sentVer, id-sentWindow)
 	}
 }
 
@@ -227,6 +234,9 @@ func (q *quorumTracker) acked(from string, id uint64) {
 	}
 	if sent.After(q.ackedAt[from]) {
 		q.ackedAt[from] = sent
+	}
+	if v := q.sentVer[id]; v > q.ackedVer[from] {
+		q.ackedVer[from] = v
 	}
 	if until := q.majoritySince().Add(q.lease); until.After(q.leaseUntil) {
 		q.leaseUntil = until
@@ -294,7 +304,7 @@ func (n *Node) vote(now time.Time, m *Message) {
 	}
 	n.q.grant(now, m.Term, m.From)
 	n.stats.VotesGranted++
-	n.emit(m.From, Message{Type: Vote, Term: m.Term, Leader: m.From})
+	n.emit(m.From, Message{Type: Vote, Term: m.Term, Leader: m.From, Payload: n.payload})
 }
 
 // ack answers an accepted heartbeat of our leader, renewing its lease and

@@ -42,6 +42,7 @@ func (n *Node) Step(now time.Time, m Message) {
 	n.observeTerm(m.Term)
 	n.noteMember(now, m.From)
 	n.heardPeer(now, &m)
+	n.queuePayload(&m)
 	switch m.Type {
 	case Heartbeat, Answer:
 		n.stepLeaderMsg(now, &m)
@@ -91,7 +92,7 @@ func (n *Node) check(m *Message) DropReason {
 		if TermRound(m.Term) == 0 {
 			return DropMalformed
 		}
-	case Query:
+	case Query, Ledger:
 	case Vote, Ack:
 		if !n.q.on() {
 			return DropUnsupported

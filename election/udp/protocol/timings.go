@@ -40,6 +40,13 @@ type Timings struct {
 	// MaxClaimBackoff (quorum mode) bounds the wait after claims that
 	// found no majority: Interval doubling per failure up to 16 × Interval.
 	MaxClaimBackoff time.Duration
+	// Gather is a new leader's gathering window: how long it collects its
+	// peers' ledgers before the application decides what its predecessors
+	// missed, and how long followers hand their ledger to a new leadership
+	// (handover.go). Config.GatherWindow, or if zero 5 × Interval: under
+	// 30 % loss a deposed leader that hears one of the new leader's first
+	// five heartbeats hands over with 99 % probability.
+	Gather time.Duration
 	// ForgetPeerAfter is how long a silent peer is remembered (replay
 	// protection, successor choice, the count of node ids heard).
 	ForgetPeerAfter time.Duration
@@ -77,6 +84,10 @@ func (c Config) Timings() Timings {
 	}
 	if t.ForgetPeerAfter == 0 {
 		t.ForgetPeerAfter = defaultForgetPeer
+	}
+	t.Gather = c.GatherWindow
+	if t.Gather == 0 {
+		t.Gather = 5 * c.Interval
 	}
 	t.ClaimResend = t.ClaimWindow / 2
 	t.YieldWait = t.ClaimWindow + c.Interval

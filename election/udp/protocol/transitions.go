@@ -34,6 +34,7 @@ func (n *Node) follow(now time.Time, m *Message) {
 		n.leaderBeat = max(n.leaderBeat, m.Beat)
 		n.heard = Evidence{Term: m.Term, Beat: n.leaderBeat}
 	}
+	n.handOver(now, m, !sameLeader)
 	n.lpLeader, n.lpTerm = m.From, m.Term
 	n.lpPayload = append([]byte(nil), m.Payload...)
 	n.listenUntil = time.Time{}
@@ -133,7 +134,7 @@ func (n *Node) sendClaim() {
 	if n.claimPreempt {
 		flags = FlagPreempt
 	}
-	n.emit("", Message{Type: Claim, Term: n.claimTerm, Flags: flags})
+	n.emit("", Message{Type: Claim, Term: n.claimTerm, Flags: flags, Payload: n.payload})
 }
 
 // lead makes this candidate leader of its claimed term and heartbeats at
@@ -148,6 +149,7 @@ func (n *Node) lead(now time.Time) {
 	n.lpLeader, n.lpTerm, n.lpPayload = n.cfg.NodeID, n.claimTerm, n.payload
 	n.listenUntil = time.Time{}
 	n.q.startLease()
+	n.sentVer = 0
 	n.beat(now)
 	n.nextBeat = now.Add(n.t.Interval)
 }
@@ -158,6 +160,7 @@ func (n *Node) beat(now time.Time) {
 	n.beats++
 	n.emit("", Message{Type: Heartbeat, Term: n.leader.Term, Leader: n.cfg.NodeID, Beat: n.beats, Payload: n.payload})
 	n.q.sent(n.seq, now)
+	n.recordVersion()
 }
 
 // answerBeat heartbeats at once in reply to a claim or a rival leader,

@@ -58,7 +58,7 @@ const (
 func knownType(t protocol.Type) bool {
 	switch t {
 	case protocol.Heartbeat, protocol.Claim, protocol.Resign, protocol.Query,
-		protocol.Answer, protocol.Vote, protocol.Ack:
+		protocol.Answer, protocol.Vote, protocol.Ack, protocol.Ledger:
 		return true
 	}
 	return false
