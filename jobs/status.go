@@ -106,8 +106,9 @@ func (r *Runner) AdoptLedger(b []byte) error {
 }
 
 // encodeLocked encodes what this node knows: per configured job its known
-// entry (knownEntry), plus the entries heard for jobs it does not run, so
-// a node with another job list still passes them on. A job a truncated
+// entry (knownEntry), plus the newest entry of every other id (manual
+// runs, jobs only other nodes run), so a node with another job list still
+// passes them on. A job a truncated
 // ledger left out is left out again (the result is marked truncated).
 // Must hold r.mu.
 func (r *Runner) encodeLocked() []byte {
@@ -119,8 +120,15 @@ func (r *Runner) encodeLocked() []byte {
 			l.Truncated = true
 		}
 	}
+	// Other ids (manual runs' entries, jobs this node does not run): the
+	// newer of own and heard.
+	for id, e := range r.own {
+		if p, ok := r.peer[id]; r.byID[id] == nil && (!ok || !newer(p, e)) {
+			l.Entries = append(l.Entries, e)
+		}
+	}
 	for id, e := range r.peer {
-		if r.byID[id] == nil {
+		if o, ok := r.own[id]; r.byID[id] == nil && (!ok || newer(e, o)) {
 			l.Entries = append(l.Entries, e)
 		}
 	}
