@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/lanleader/lanleader/internal/proctest"
 )
 
 // asMainEnv makes the test binary behave as the lanleader command, so the
@@ -17,5 +19,5 @@ func TestMain(m *testing.M) {
 		Main()
 		return
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, proctest.IgnoreForkThread())
 }

@@ -25,7 +25,7 @@ import (
 // a killed hook's grandchild.
 func TestMain(m *testing.M) {
 	proctest.BecomeSubreaper()
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, proctest.IgnoreForkThread())
 }
 
 const record = `echo "$LANLEADER_HOOK $LANLEADER_ROLE $LANLEADER_TERM $LANLEADER_LEADER_ID $LANLEADER_NODE" >> `
@@ -164,8 +164,7 @@ func TestHooksHungKilledFailingLogged(t *testing.T) {
 	assert.Equal(t, 1, logs.count("hooks: failed"))
 	assert.Equal(t, []string{"on_stop stopped 2 b a"}, readLines(t, out))
 
-	ws := proctest.WaitGone(t, proctest.ReadPID(t, pidFile))
-	assert.True(t, ws.Signaled(), "the hook's grandchild was killed: %v", ws)
+	proctest.WaitGone(t, proctest.ReadPID(t, pidFile)) // sleep 300: gone means killed
 }
 
 // Stop gives up when its context ends: the running hook is killed, queued

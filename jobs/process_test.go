@@ -21,7 +21,7 @@ import (
 // that loses its parent is reparented here and a test can wait for it.
 func TestMain(m *testing.M) {
 	proctest.BecomeSubreaper()
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, proctest.IgnoreForkThread())
 }
 
 // Real processes: the job's environment and output reach the log, line by
@@ -96,8 +96,7 @@ func TestRunnerLeadershipLossKillsProcessGroup(t *testing.T) {
 	defer wcancel()
 	require.NoError(t, r.Wait(waitCtx))
 
-	ws := proctest.WaitGone(t, grandchild)
-	assert.True(t, ws.Signaled(), "grandchild killed, not exited: %v", ws)
+	proctest.WaitGone(t, grandchild) // sleep 300: gone means killed
 	st := r.Snapshot()[0]
 	require.NotNil(t, st.LastRun)
 	assert.Equal(t, OutcomeCancelled, st.LastRun.Outcome)

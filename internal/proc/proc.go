@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 	"time"
@@ -97,13 +96,9 @@ func Run(ctx context.Context, s Spec) Result {
 	if grace <= 0 {
 		grace = DefaultKillGrace
 	}
-	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
-	cmd.Dir = s.Dir
-	cmd.Env = s.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
+	if s.Env == nil {
+		s.Env = []string{}
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -115,6 +110,15 @@ func Run(ctx context.Context, s Spec) Result {
 		outW.Close()
 		return Result{ExitCode: -1, Err: fmt.Errorf("proc: pipe: %w", err)}
 	}
+	l, err := prepare(s)
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return Result{ExitCode: -1, Err: fmt.Errorf("proc: start %s: %w", s.Argv[0], err)}
+	}
+	cmd := l.cmd
 	cmd.Stdout, cmd.Stderr = outW, errW
 
 	var readers sync.WaitGroup
@@ -123,7 +127,7 @@ func Run(ctx context.Context, s Spec) Result {
 	go func() { defer readers.Done(); readLines(errR, Stderr, s.OnLine) }()
 
 	started := time.Now()
-	err = cmd.Start()
+	err = l.start()
 	// The child has its own copies; ours must close so EOF can arrive.
 	outW.Close()
 	errW.Close()
@@ -192,6 +196,10 @@ func Run(ctx context.Context, s Spec) Result {
 		}
 	} else if werr != nil {
 		res.Err = fmt.Errorf("proc: wait %s: %w", s.Argv[0], werr)
+	}
+	l.finish(&res)
+	if res.Err != nil && werr == nil {
+		res.Err = fmt.Errorf("proc: start %s: %w", s.Argv[0], res.Err)
 	}
 	return res
 }

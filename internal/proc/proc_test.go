@@ -4,6 +4,7 @@ package proc
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,8 +20,12 @@ import (
 // TestMain makes the test binary a child subreaper, so grandchildren that
 // lose their parent are reparented here and a test can wait for them.
 func TestMain(m *testing.M) {
+	if script := os.Getenv(parentEnv); script != "" {
+		actAsParent(script)
+		return
+	}
 	proctest.BecomeSubreaper()
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, proctest.IgnoreForkThread())
 }
 
 type lines struct {
