@@ -13,6 +13,7 @@ import (
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/hooks"
 	"github.com/lanleader/lanleader/httpapi"
+	"github.com/lanleader/lanleader/internal/proc"
 	"github.com/lanleader/lanleader/internal/version"
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
@@ -118,6 +119,13 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		})
 	}
 	wg.Go(func() { _ = d.runner.Run(runCtx) })
+	// Processes reparented to lanleader (what a killed run left) are killed
+	// and reaped; every child of lanleader is started by internal/proc.
+	wg.Go(func() {
+		if err := proc.AdoptOrphans(runCtx, logger); err != nil {
+			logger.Warn("cannot become child subreaper: a job's leftovers may outlive it", "err", err)
+		}
+	})
 	wg.Go(func() { d.notify.watch(runCtx, d.joined, d.alive) })
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -136,13 +144,34 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	logger.Info("lanleader starting", "version", version.String(), "mode", s.Mode,
 		"jobs", len(file.Jobs), "config", file.Path, "http", s.HTTP)
 	cb := election.Combine(logCallbacks(logger, s.NodeID), m.Callbacks(), d.runner.Callbacks(), d.hooks.Callbacks())
-	runErr := el.Run(ctx, cb)
-	d.notify.stopping()
-
-	// Leadership has ended; cancel-policy runs are being stopped. Give
-	// finish-policy runs and on_stop a bounded time.
+	// Stop order: runs end first (cancel, or finish within stop_grace)
+	// while the elector keeps running, so a leader keeps heartbeating and
+	// nobody takes over and starts a job beside a run of ours; then the
+	// elector resigns.
 	shutdown, cancel := context.WithTimeout(context.Background(), s.StopGrace)
 	defer cancel()
+	elCtx, stopElector := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopElector()
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		select {
+		case <-elCtx.Done(): // the elector failed on its own
+			return
+		case <-ctx.Done():
+		}
+		d.notify.stopping()
+		if err := d.runner.Drain(shutdown); err != nil {
+			logger.Warn("jobs still running at shutdown were killed", "err", err)
+		}
+		stopElector()
+	}()
+	runErr := el.Run(elCtx, cb)
+	stopElector()
+	<-drained
+	d.notify.stopping()
+
+	// Leadership has ended: the scheduling loops stop.
 	if err := d.runner.Wait(shutdown); err != nil {
 		logger.Warn("jobs still running at shutdown were killed", "err", err)
 	}

@@ -311,6 +311,12 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 		r.mu.Unlock()
 		return
 	}
+	if r.draining {
+		j.skipped.Refused++
+		r.mu.Unlock()
+		log.Warn("jobs: not starting: lanleader is stopping")
+		return
+	}
 	if j.active > 0 && spec.Overlap == OverlapSkip {
 		j.skipped.Overlap++
 		r.mu.Unlock()
@@ -330,6 +336,7 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 	delete(r.unknown, j.id) // our own entry is now the latest word
 	r.own[j.id] = LedgerEntry{JobID: j.id, Instant: instant, Outcome: OutcomeRunning, Term: term}
 	r.wg.Add(1)
+	r.runs.Add(1)
 	r.ledgerChanged()
 	r.mu.Unlock()
 	runCtx := j.runCtx // the job's, not the loop's: a reload's loop restart must not stop runs

@@ -84,6 +84,7 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 	rec.ScheduledAt = rec.ScheduledAt.UTC()
 	rec.Node, rec.Outcome, rec.ExitCode, rec.Started = r.cfg.Node, OutcomeFailed, -1, time.Now()
 	defer r.wg.Done()
+	defer r.runs.Done()
 	defer func() {
 		if p := recover(); p != nil {
 			rec.Outcome, rec.Error = OutcomeFailed, fmt.Sprintf("panic: %v", p)
@@ -94,9 +95,14 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		r.finish(j, rec)
 	}()
 
-	// on_leader_loss: finish detaches the run from leadership; the Runner's
-	// own stop (Wait giving up) still ends it.
-	runCtx := leaderCtx
+	// No retry after leadership ends or lanleader starts stopping (Drain).
+	retryCtx, stopRetries := context.WithCancel(leaderCtx)
+	defer stopRetries()
+	defer context.AfterFunc(r.drainCtx, stopRetries)()
+	// on_leader_loss: finish detaches the run from leadership and from
+	// Drain; the Runner's own stop (Drain or Wait giving up) still ends it.
+	// cancel ends it with leadership or Drain, whichever comes first.
+	runCtx := retryCtx
 	if spec.OnLeaderLoss == LeaderLossFinish {
 		runCtx = r.stopCtx
 	}
@@ -112,8 +118,8 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 	}
 	for attempt := 1; attempt <= spec.Retries+1; attempt++ {
 		if attempt > 1 {
-			if !r.retryWait(leaderCtx, spec.RetryDelay) {
-				log.Info("jobs: no retry: leadership ended", "attempt", attempt-1)
+			if !r.retryWait(retryCtx, spec.RetryDelay) {
+				log.Info("jobs: no retry: leadership ended or lanleader is stopping", "attempt", attempt-1)
 				return
 			}
 			if r.cfg.CanRun != nil && !r.cfg.CanRun() {

@@ -89,10 +89,18 @@ type Runner struct {
 	// Wait gives up.
 	stopCtx context.Context
 	stop    context.CancelFunc
+	// drainCtx is cancelled by Drain: runs with on_leader_loss: cancel
+	// stop, and no attempt or retry starts any more.
+	drainCtx context.Context
+	drain    context.CancelFunc
+	// runs counts runs in progress (Add under mu while !draining).
+	runs sync.WaitGroup
 
 	mu     sync.Mutex
 	wg     sync.WaitGroup // loops and runs; Add only under mu while !closed
 	closed bool
+	// draining is set by Drain: no run starts any more.
+	draining bool
 	term   uint64 // current leadership's term, 0 if not leading
 	// leaderCtx is the current leadership's context (valid while term > 0),
 	// for jobs a reload adds.
@@ -175,6 +183,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		exec:       proc.Run,
 	}
 	r.stopCtx, r.stop = context.WithCancel(context.Background())
+	r.drainCtx, r.drain = context.WithCancel(context.Background())
 	jobs, err := newJobs(cfg.Jobs)
 	if err != nil {
 		return nil, err
@@ -269,6 +278,39 @@ func (r *Runner) jobByLedgerID(id uint64) (*job, bool) {
 // those heard of in leaders' ledgers. Snapshot and Restore it to keep
 // history across restarts.
 func (r *Runner) History() *History { return r.history }
+
+// Drain ends this node's runs before it leaves the election, so that a
+// graceful stop never leaves a run going while a successor starts the next
+// one: no run or retry starts any more; runs with on_leader_loss: cancel
+// are stopped (SIGTERM to the process group, SIGKILL after kill_grace);
+// runs with finish are waited for until ctx ends, then stopped the same
+// way. It returns once no run is going, with ctx.Err() if finish runs had
+// to be stopped. Keep the Elector running meanwhile: a leader goes on
+// heartbeating (with the ledger showing the runs' ends), so no other node
+// takes over before the runs are gone. Then stop the Elector and call Wait.
+func (r *Runner) Drain(ctx context.Context) error {
+	r.mu.Lock()
+	r.draining = true
+	active := 0
+	for _, j := range r.jobs {
+		active += j.active
+	}
+	r.mu.Unlock()
+	if active > 0 {
+		r.log.Info("jobs: stopping: ending runs before leaving the election", "runs", active)
+	}
+	r.drain()
+	done := make(chan struct{})
+	go func() { r.runs.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		r.stop()
+		<-done
+		return ctx.Err()
+	}
+}
 
 // Wait blocks until every scheduling loop and run has ended. Call it after
 // the Elector's Run has returned (so leadership has ended and cancel-policy
