@@ -41,7 +41,7 @@ func (r *Runner) Trigger(name string) (RunRecord, error) {
 		return RunRecord{}, fmt.Errorf("%w: %q", ErrUnknownJob, name)
 	}
 	ctx, term := j.runCtx, r.term // the job's run context: a reload that removes the job stops it
-	if r.closed || term == 0 || ctx == nil || ctx.Err() != nil {
+	if r.closed || r.draining || term == 0 || ctx == nil || ctx.Err() != nil {
 		return RunRecord{}, ErrNotLeading
 	}
 	if j.active > 0 && j.spec.Overlap == OverlapSkip {
@@ -56,6 +56,7 @@ func (r *Runner) Trigger(name string) (RunRecord, error) {
 	r.own[id] = LedgerEntry{JobID: id, Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: term}
 	r.manualRuns[rec.RunID] = rec
 	r.wg.Add(1)
+	r.runs.Add(1)
 	r.ledgerChanged()
 	r.log.Info("jobs: manual run requested", "job", name, "run_id", rec.RunID, "term", term)
 	go r.run(ctx, j, j.spec, rec)
