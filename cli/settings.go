@@ -30,9 +30,9 @@ type settings struct {
 	HTTP       string
 	LogFormat  string
 	LogLevel   string
-	// StopGrace bounds how long run waits, after leaving the election, for
-	// on_leader_loss: finish runs and the on_stop hook before it kills
-	// them. The systemd unit's TimeoutStopSec must be above it.
+	// StopGrace bounds how long run waits at stop for on_leader_loss:
+	// finish runs (before it leaves the election) and for the on_stop hook
+	// (after) before it kills them. The systemd unit's TimeoutStopSec must be above it.
 	StopGrace time.Duration
 }
 
