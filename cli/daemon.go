@@ -90,7 +90,13 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 				el.Publish()
 			}
 		},
-		OnRunFinished: func(rec jobs.RunRecord) { m.JobFinished(rec.Job, rec.Outcome.String(), rec.Duration) },
+		OnRunFinished: func(rec jobs.RunRecord) {
+			m.JobFinished(rec.Job, rec.Outcome.String(), rec.Duration)
+			if rec.Outcome == jobs.OutcomeFailed {
+				d.hooks.JobFailed(hooks.JobFailure{Job: rec.Job, RunID: rec.RunID, ScheduledAt: rec.ScheduledAt,
+					Term: rec.Term, ExitCode: rec.ExitCode, Attempt: rec.Attempt, Error: rec.Error, Output: rec.Output})
+			}
+		},
 	})
 	if err != nil {
 		return ConfigError{fmt.Errorf("%s: %w", file.Path, err)}

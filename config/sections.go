@@ -16,8 +16,8 @@ var (
 		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "cluster_size"}
 	jobKeys = []string{"name", "schedule", "command", "shell", "dir", "env", "timeout",
 		"overlap", "retries", "retry_delay", "on_leader_loss", "misfire", "misfire_grace",
-		"rerun_interrupted", "kill_grace"}
-	hookKeys = []string{"on_leader", "on_follower", "on_stop", "timeout"}
+		"rerun_interrupted", "kill_grace", "on_failure"}
+	hookKeys = []string{"on_leader", "on_follower", "on_stop", "on_job_failure", "timeout"}
 )
 
 func (d *decoder) file(root *yaml.Node) {
@@ -133,6 +133,7 @@ func (d *decoder) at(parent *yaml.Node, key string) *yaml.Node {
 // job decodes one job; ok is false if it had any problem.
 func (d *decoder) job(n *yaml.Node, path string) (jobs.Spec, bool) {
 	var s jobs.Spec
+	var onFailure hooks.Command
 	bad := map[string]bool{}
 	isMap := d.mapping(n, path, jobKeys, func(key string, v *yaml.Node) {
 		p := path + "." + key
@@ -172,6 +173,8 @@ func (d *decoder) job(n *yaml.Node, path string) (jobs.Spec, bool) {
 			s.RerunInterrupted, ok = d.boolean(v, p)
 		case "kill_grace":
 			s.KillGrace, ok = d.duration(v, p)
+		case "on_failure":
+			onFailure = d.command(v, p)
 		}
 		if !ok {
 			bad[key] = true
@@ -179,6 +182,12 @@ func (d *decoder) job(n *yaml.Node, path string) (jobs.Spec, bool) {
 	})
 	if !isMap {
 		return s, false
+	}
+	if !onFailure.IsZero() && s.Name != "" {
+		if d.f.Hooks.JobOnFailure == nil {
+			d.f.Hooks.JobOnFailure = map[string]hooks.Command{}
+		}
+		d.f.Hooks.JobOnFailure[s.Name] = onFailure
 	}
 	// Relationships and schedules: Validate names the field; point at its
 	// line, or the job's own line when the field is missing.
@@ -224,6 +233,8 @@ func (d *decoder) hooks(n *yaml.Node) {
 			h.OnFollower = d.command(v, p)
 		case "on_stop":
 			h.OnStop = d.command(v, p)
+		case "on_job_failure":
+			h.OnJobFailure = d.command(v, p)
 		case "timeout":
 			h.Timeout, _ = d.duration(v, p)
 		}

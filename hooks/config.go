@@ -43,6 +43,11 @@ type Config struct {
 	OnFollower Command
 	// OnStop runs once when the process stops.
 	OnStop Command
+	// OnJobFailure runs when any job's run fails for good (every retry
+	// used; not when it is cancelled), after the job's own OnFailure.
+	OnJobFailure Command
+	// JobOnFailure holds each job's own on_failure command, by job name.
+	JobOnFailure map[string]Command
 	// Timeout bounds each hook run; a hook still running then is killed
 	// (SIGTERM to its process group, SIGKILL KillGrace later). Zero means
 	// DefaultTimeout.

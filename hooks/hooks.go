@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,7 +39,52 @@ const (
 	OnLeader   = "on_leader"
 	OnFollower = "on_follower"
 	OnStop     = "on_stop"
+	// OnFailure is a job's own failure hook (jobs[].on_failure).
+	OnFailure = "on_failure"
+	// OnJobFailure is the failure hook for every job.
+	OnJobFailure = "on_job_failure"
 )
+
+// JobFailure describes a job run that failed for good, for the failure
+// hooks' environment.
+type JobFailure struct {
+	Job         string    // LANLEADER_JOB
+	RunID       string    // LANLEADER_RUN_ID
+	ScheduledAt time.Time // LANLEADER_SCHEDULED_AT
+	Term        uint64    // LANLEADER_TERM
+	ExitCode    int       // LANLEADER_EXIT_CODE; -1: killed or did not start
+	Attempt     int       // LANLEADER_ATTEMPT: attempts made
+	Error       string    // LANLEADER_ERROR
+	Output      []string  // LANLEADER_OUTPUT: the last lines, newline-separated
+}
+
+// JobFailed queues the job's own on_failure hook, then on_job_failure, on
+// the hooks queue (in order with the role hooks, each with the timeout).
+// It returns at once.
+func (h *Hooks) JobFailed(f JobFailure) {
+	env := []string{
+		"LANLEADER_JOB=" + f.Job,
+		"LANLEADER_RUN_ID=" + f.RunID,
+		"LANLEADER_SCHEDULED_AT=" + f.ScheduledAt.UTC().Format(time.RFC3339),
+		"LANLEADER_EXIT_CODE=" + strconv.Itoa(f.ExitCode),
+		"LANLEADER_ATTEMPT=" + strconv.Itoa(f.Attempt),
+		"LANLEADER_ERROR=" + f.Error,
+		"LANLEADER_OUTPUT=" + strings.Join(f.Output, "\n"),
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return
+	}
+	for _, hk := range []struct {
+		name string
+		cmd  Command
+	}{{OnFailure, h.cfg.JobOnFailure[f.Job]}, {OnJobFailure, h.cfg.OnJobFailure}} {
+		if !hk.cmd.IsZero() {
+			h.pushLocked(event{hook: hk.name, cmd: hk.cmd, role: h.role, term: f.Term, leader: h.leader, env: env})
+		}
+	}
+}
 
 // Hooks runs the notify hooks for one node. Create it with New, give
 // Callbacks() to the Elector (via election.Combine), and call Stop when the

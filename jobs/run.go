@@ -40,6 +40,10 @@ type RunRecord struct {
 	Duration time.Duration `json:"-"`
 	// Error describes a failure (start error, timeout, signal), if any.
 	Error string `json:"error,omitempty"`
+	// Output holds the last lines (at most OutputTailLines) the last
+	// attempt printed, stdout and stderr interleaved: what a failure
+	// notification shows.
+	Output []string `json:"output_tail,omitempty"`
 	// Node is the node that ran it.
 	Node string `json:"node"`
 	// Manual is set for a run started by `lanleader trigger` (Runner.Trigger)
@@ -127,6 +131,10 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 				return
 			}
 		}
+		if attempt > 1 {
+			log.Warn("jobs: attempt failed; retrying", "attempt", attempt-1, "of", spec.Retries+1,
+				"exit_code", rec.ExitCode, "error", rec.Error, "retry_delay", spec.RetryDelay, "output_tail", rec.Output)
+		}
 		rec.Attempt = attempt
 		res := r.attempt(runCtx, term, &spec, &rec)
 		rec.ExitCode = res.ExitCode
@@ -182,12 +190,15 @@ func (r *Runner) attempt(ctx context.Context, term uint64, spec *Spec, rec *RunR
 	}
 	logger := r.log.With("job", spec.Name, "run_id", rec.RunID, "attempt", rec.Attempt)
 	logger.Info("jobs: run started", "scheduled_at", rec.ScheduledAt, "term", term)
+	var tail outputTail
+	defer func() { rec.Output = tail.lines() }()
 	res := r.exec(ctx, proc.Spec{
 		Argv:      argv,
 		Dir:       spec.Dir,
 		Env:       r.runEnv(spec, rec),
 		KillGrace: grace,
 		OnLine: func(s proc.Stream, line string, partial bool) {
+			tail.add(line)
 			if partial {
 				logger.Info("jobs: output", "stream", string(s), "line", line, "partial", true)
 				return
@@ -233,7 +244,12 @@ func (r *Runner) finish(j *job, rec RunRecord) {
 	if rec.Error != "" {
 		attrs = append(attrs, "error", rec.Error)
 	}
-	r.log.Info("jobs: run finished", attrs...)
+	if rec.Outcome == OutcomeFailed {
+		// The final failure, every retry used: loud, with what it printed last.
+		r.log.Error("jobs: run failed", append(attrs, "output_tail", rec.Output)...)
+	} else {
+		r.log.Info("jobs: run finished", attrs...)
+	}
 	r.mu.Lock()
 	j.active--
 	j.last = &rec
