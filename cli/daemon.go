@@ -218,7 +218,7 @@ func logCallbacks(logger *slog.Logger, node string) election.Callbacks {
 		},
 		OnNewLeader: func(l election.LeaderInfo) {
 			if !l.Known() {
-				logger.Info("leader changed", "leader", "", "term", l.Term)
+				logger.Warn("leader changed", "leader", "none known", "last_term", l.Term)
 				return
 			}
 			logger.Info("leader changed", "leader", l.ID, "addr", l.Addr, "term", l.Term, "self", l.ID == node)
