@@ -40,11 +40,11 @@ func (l *hearingLog) report(log *slog.Logger, now time.Time, h protocol.Hearing,
 	case h.Deaf:
 		if l.due(&l.isolatedAt, now) {
 			log.Warn("isolated: this node's own broadcasts do not come back; it cannot receive and will not lead",
-				"silent_for", silent, "cause", "inbound UDP to the election port is dropped on this host (firewall?)")
+				"silent_for", silent.String(), "cause", "inbound UDP to the election port is dropped on this host (firewall?)")
 		}
 	case h.Isolated && l.expectPeers:
 		if l.due(&l.isolatedAt, now) {
-			log.Warn("isolated: no valid packet from any other node", "silent_for", silent,
+			log.Warn("isolated: no valid packet from any other node", "silent_for", silent.String(),
 				"cause", "inbound UDP dropped on this host, a partition, or every other node down")
 		}
 	case !l.isolatedAt.IsZero():
