@@ -103,7 +103,9 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	}
 	hookCfg := file.Hooks
 	hookCfg.Node = s.NodeID
+	hookCfg.OnResult = m.HookFinished
 	d.hooks = hooks.New(hookCfg, logger)
+	m.WatchJobs(d.runner.Snapshot)
 
 	runCtx, stopAux := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAux()

@@ -333,6 +333,11 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 			return metrics.Hearing{Isolated: h.Isolated, Deaf: h.Deaf, RivalLeader: h.Rival.ID != "",
 				DeafPeers: len(h.DeafPeers), DuplicateID: h.Duplicate.Incarnation != 0, SignedUnchecked: e.SignedUnchecked()}
 		})
+		// The same numbers as /status's udp view.
+		env.Metrics.WatchTransport(func() metrics.Transport {
+			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
+			return metrics.Transport{PacketsSent: v.PacketsOut, PacketsReceived: v.PacketsIn, Dropped: v.Dropped}
+		})
 	}
 	logger.Info("udp election", "addr", pc.Addr, "transport", t.Mode(), "interface", bind.Interface,
 		"peers", s.Peers, "cluster", s.Cluster, "priority", s.Priority, "interval", s.Interval,

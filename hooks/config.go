@@ -59,4 +59,7 @@ type Config struct {
 	// Environ is the base environment of hook runs; nil means
 	// os.Environ(). Not a config file key.
 	Environ []string
+	// OnResult, if set, is told each finished hook run: the hook's name and
+	// "ok", "failed" or "timeout" (for metrics). Not a config file key.
+	OnResult func(hook, result string)
 }

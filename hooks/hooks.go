@@ -91,10 +91,11 @@ func (h *Hooks) JobFailed(f JobFailure) {
 // Elector's Run has returned.
 type Hooks struct {
 	cfg Config // guarded by mu: SetConfig replaces it
-	// node and environ are cfg's, fixed at New.
-	node    string
-	environ []string
-	log     *slog.Logger
+	// node, environ and onResult are cfg's, fixed at New.
+	node     string
+	environ  []string
+	onResult func(hook, result string)
+	log      *slog.Logger
 	// run executes one hook; tests may replace it.
 	run func(ctx context.Context, s proc.Spec) proc.Result
 
@@ -132,7 +133,7 @@ func New(cfg Config, logger *slog.Logger) *Hooks {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	h := &Hooks{cfg: cfg, node: cfg.Node, environ: cfg.Environ, log: logger, run: proc.Run,
+	h := &Hooks{cfg: cfg, node: cfg.Node, environ: cfg.Environ, onResult: cfg.OnResult, log: logger, run: proc.Run,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	h.kill, h.killHook = context.WithCancel(context.Background())
 	go h.worker()
@@ -153,7 +154,7 @@ func (c Config) withDefaults() Config {
 func (h *Hooks) SetConfig(cfg Config) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	cfg.Node, cfg.Environ = h.cfg.Node, h.cfg.Environ
+	cfg.Node, cfg.Environ, cfg.OnResult = h.cfg.Node, h.cfg.Environ, h.cfg.OnResult
 	h.cfg = cfg.withDefaults()
 }
 
@@ -307,12 +308,18 @@ func (h *Hooks) exec(ev event) {
 			log.Info("hooks: output", "stream", string(s), "line", line)
 		},
 	})
+	result := "ok"
 	switch {
 	case res.Stopped:
+		result = "timeout"
 		log.Error("hooks: killed after timeout", "timeout", ev.timeout, "result", res.String())
 	case !res.OK():
+		result = "failed"
 		log.Error("hooks: failed", "result", res.String(), "duration", res.Duration)
 	default:
 		log.Info("hooks: done", "duration", res.Duration)
+	}
+	if h.onResult != nil {
+		h.onResult(ev.hook, result)
 	}
 }

@@ -174,8 +174,8 @@ func TestEndpointsFollowTransitionsAndJobs(t *testing.T) {
 	assert.JSONEq(t, `[{"name":"backup","schedule":"0 2 * * *","next_run":"2026-12-01T02:00:00Z",
 		"last_run":{"outcome":"ok","duration":"42s","exit_code":0}}]`, string(doc.Jobs))
 	_, body = get(t, h, "/metrics")
-	assert.Contains(t, body, `lanleader_job_runs_total{job="backup",result="ok"} 1`)
-	assert.Contains(t, body, `lanleader_job_duration_seconds_sum{job="backup"} 42`)
+	assert.Contains(t, body, `lanleader_job_runs_total{job_name="backup",result="ok"} 1`)
+	assert.Contains(t, body, `lanleader_job_duration_seconds_sum{job_name="backup"} 42`)
 	assert.Contains(t, body, `lanleader_build_info{goversion=`)
 }
 

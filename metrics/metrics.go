@@ -29,7 +29,15 @@ type Metrics struct {
 	packets       *prometheus.CounterVec
 	jobRuns       *prometheus.CounterVec
 	jobDuration   *prometheus.HistogramVec
+	jobLastOK     *prometheus.GaugeVec
+	jobLastFailed *prometheus.GaugeVec
+	hookRuns      *prometheus.CounterVec
 }
+
+// JobLabel is the label naming a job in lanleader's job metrics. It is not
+// "job", which Prometheus sets to the scrape target's job name: that
+// collision turned lanleader's label into exported_job.
+const JobLabel = "job_name"
 
 // New returns Metrics registered on a new registry, with
 // lanleader_build_info set for version, plus the Go runtime and process
@@ -60,12 +68,24 @@ func New(version string) *Metrics {
 		jobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "job_runs_total",
 			Help: "Finished job runs on this node, by job and result.",
-		}, []string{"job", "result"}),
+		}, []string{JobLabel, "result"}),
 		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "job_duration_seconds",
 			Help:    "Wall-clock duration of finished job runs, by job.",
 			Buckets: JobDurationBuckets,
-		}, []string{"job"}),
+		}, []string{JobLabel}),
+		jobLastOK: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "job_last_success_timestamp_seconds",
+			Help: "Unix time at which the job's last successful run on this node ended.",
+		}, []string{JobLabel}),
+		jobLastFailed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "job_last_failure_timestamp_seconds",
+			Help: "Unix time at which the job's last failed run (every retry used) on this node ended.",
+		}, []string{JobLabel}),
+		hookRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "hook_runs_total",
+			Help: "Finished hook runs, by hook (on_leader, on_follower, on_stop, on_failure, on_job_failure) and result (ok, failed, timeout).",
+		}, []string{"hook", "result"}),
 	}
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "build_info",
@@ -75,7 +95,7 @@ func New(version string) *Metrics {
 
 	m.reg.MustRegister(
 		m.isLeader, m.hasLeader, m.term, m.leaderChanges,
-		m.packets, m.jobRuns, m.jobDuration, buildInfo,
+		m.packets, m.jobRuns, m.jobDuration, m.jobLastOK, m.jobLastFailed, m.hookRuns, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -108,4 +128,16 @@ func (m *Metrics) PacketReceived(typ, result string) {
 func (m *Metrics) JobFinished(job, result string, d time.Duration) {
 	m.jobRuns.WithLabelValues(job, result).Inc()
 	m.jobDuration.WithLabelValues(job).Observe(d.Seconds())
+	switch result {
+	case "ok":
+		m.jobLastOK.WithLabelValues(job).SetToCurrentTime()
+	case "failed":
+		m.jobLastFailed.WithLabelValues(job).SetToCurrentTime()
+	}
+}
+
+// HookFinished counts one finished hook run; result is "ok", "failed" or
+// "timeout".
+func (m *Metrics) HookFinished(hook, result string) {
+	m.hookRuns.WithLabelValues(hook, result).Inc()
 }

@@ -99,9 +99,9 @@ lanleader_packets_received_total{result="malformed",type="type(99)"} 1
 lanleader_packets_received_total{result="ok",type="heartbeat"} 2
 # HELP lanleader_job_runs_total Finished job runs on this node, by job and result.
 # TYPE lanleader_job_runs_total counter
-lanleader_job_runs_total{job="backup",result="failed"} 1
-lanleader_job_runs_total{job="backup",result="ok"} 1
-lanleader_job_runs_total{job="digest",result="ok"} 1
+lanleader_job_runs_total{job_name="backup",result="failed"} 1
+lanleader_job_runs_total{job_name="backup",result="ok"} 1
+lanleader_job_runs_total{job_name="digest",result="ok"} 1
 `), "lanleader_packets_received_total", "lanleader_job_runs_total")
 	assert.NoError(t, err)
 
@@ -167,9 +167,9 @@ func TestHandler(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	for _, want := range []string{
-		`lanleader_job_runs_total{job="report",result="timeout"} 1`,
-		`lanleader_job_duration_seconds_bucket{job="report",le="60"} 1`,
-		`lanleader_job_duration_seconds_bucket{job="report",le="30"} 0`,
+		`lanleader_job_runs_total{job_name="report",result="timeout"} 1`,
+		`lanleader_job_duration_seconds_bucket{job_name="report",le="60"} 1`,
+		`lanleader_job_duration_seconds_bucket{job_name="report",le="30"} 0`,
 		"lanleader_is_leader 0",
 		"go_goroutines",
 	} {

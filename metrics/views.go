@@ -1,0 +1,80 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lanleader/lanleader/jobs"
+)
+
+// WatchJobs exports, at every scrape, the job counters /status shows, from
+// the same snapshot (jobs.Runner.Snapshot): skipped instants by reason and
+// runs in progress. Call it once.
+func (m *Metrics) WatchJobs(snapshot func() []jobs.JobStatus) {
+	m.reg.MustRegister(&jobsCollector{snapshot: snapshot})
+}
+
+var (
+	jobSkippedDesc = prometheus.NewDesc(Namespace+"_job_skipped_total",
+		"Scheduled instants of the job not started, by reason (overlap, refused, misfired, already_started); the counts of /status.",
+		[]string{JobLabel, "reason"}, nil)
+	jobRunningDesc = prometheus.NewDesc(Namespace+"_job_running",
+		"Runs of the job in progress on this node.", []string{JobLabel}, nil)
+)
+
+type jobsCollector struct {
+	snapshot func() []jobs.JobStatus
+}
+
+func (c *jobsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- jobSkippedDesc
+	ch <- jobRunningDesc
+}
+
+func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, j := range c.snapshot() {
+		for reason, n := range map[string]uint64{
+			"overlap": j.Skipped.Overlap, "refused": j.Skipped.Refused,
+			"misfired": j.Skipped.Misfired, "already_started": j.Skipped.AlreadyStarted,
+		} {
+			ch <- prometheus.MustNewConstMetric(jobSkippedDesc, prometheus.CounterValue, float64(n), j.Name, reason)
+		}
+		ch <- prometheus.MustNewConstMetric(jobRunningDesc, prometheus.GaugeValue, float64(j.Running), j.Name)
+	}
+}
+
+// Transport is what an election mode's network layer counts, for
+// WatchTransport; /status shows the same numbers.
+type Transport struct {
+	PacketsSent, PacketsReceived uint64
+	// Dropped counts dropped packets by reason, at every layer.
+	Dropped map[string]uint64
+}
+
+var (
+	packetsSentDesc = prometheus.NewDesc(Namespace+"_packets_sent_total",
+		"Election packets this node sent.", nil, nil)
+	packetsDroppedDesc = prometheus.NewDesc(Namespace+"_packets_dropped_total",
+		"Election packets dropped, by reason (bad_mac, unknown_peer, queue_full, stale_seq, ...); the counts of /status.",
+		[]string{"reason"}, nil)
+)
+
+// WatchTransport exports, at every scrape, packets sent and dropped as
+// stats reports them. Call it at most once.
+func (m *Metrics) WatchTransport(stats func() Transport) {
+	m.reg.MustRegister(&transportCollector{stats: stats})
+}
+
+type transportCollector struct{ stats func() Transport }
+
+func (c *transportCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- packetsSentDesc
+	ch <- packetsDroppedDesc
+}
+
+func (c *transportCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(packetsSentDesc, prometheus.CounterValue, float64(s.PacketsSent))
+	for reason, n := range s.Dropped {
+		ch <- prometheus.MustNewConstMetric(packetsDroppedDesc, prometheus.CounterValue, float64(n), reason)
+	}
+}
