@@ -100,7 +100,7 @@ func (s *Sim) Stop(id string) {
 		return
 	}
 	s.logf("%s resign", id)
-	sn.n.Resign(s.now)
+	sn.n.Resign(s.nodeNow(sn))
 	if sn.app != nil {
 		sn.app.resigned = true // Run reports its last status through Notifier.Stop
 	}
@@ -133,18 +133,18 @@ func (s *Sim) Resume(id string) {
 	sn.buffered = nil
 	tickFirst := s.rng.IntN(2) == 0
 	if tickFirst {
-		sn.n.Tick(s.now)
+		sn.n.Tick(s.nodeNow(sn))
 		s.after(sn)
 	}
 	for _, m := range buf {
 		if !sn.up || sn.paused {
 			return
 		}
-		sn.n.Step(s.now, m)
+		sn.n.Step(s.nodeNow(sn), m)
 		s.after(sn)
 	}
 	if !tickFirst {
-		sn.n.Tick(s.now)
+		sn.n.Tick(s.nodeNow(sn))
 		s.after(sn)
 	}
 }

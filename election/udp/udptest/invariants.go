@@ -145,7 +145,7 @@ func (s *Sim) Converged() error {
 	}
 	lead := s.nodes[ls[0]].n
 	ls0 := lead.Status().Leader
-	if !lead.CanActAsLeader(s.now) {
+	if !lead.CanActAsLeader(s.nodeNow(s.nodes[ls[0]])) {
 		return fmt.Errorf("leader %s may not act", ls[0])
 	}
 	for _, id := range s.ids {
@@ -172,7 +172,7 @@ func (s *Sim) checkExclusion() {
 	acting := ""
 	for _, id := range s.ids {
 		sn := s.nodes[id]
-		if !sn.up || (sn.paused && !quorum) || !sn.n.CanActAsLeader(s.now) {
+		if !sn.up || (sn.paused && !quorum) || !sn.n.CanActAsLeader(s.nodeNow(sn)) {
 			continue
 		}
 		s.checkDeaf(sn, false)

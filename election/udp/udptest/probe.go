@@ -36,7 +36,7 @@ func (s *Sim) Unreachable(id, leader string, term uint64) {
 		return
 	}
 	s.logf("%s told %s unreachable term=%x", id, leader, term)
-	sn.n.LeaderUnreachable(s.now, leader, term)
+	sn.n.LeaderUnreachable(s.nodeNow(sn), leader, term)
 	s.after(sn)
 }
 
@@ -51,6 +51,7 @@ func (s *Sim) scheduleProbe(sn *simNode) {
 	}
 	sn.probe.gen++
 	sn.probe.at = at
+	at = s.toSim(sn, at)
 	if at.Before(s.now) {
 		at = s.now
 	}
@@ -67,7 +68,7 @@ func (s *Sim) handleProbe(e *event) {
 	if sn.paused {
 		return
 	}
-	req, ok := sn.n.Probe(s.now)
+	req, ok := sn.n.Probe(s.nodeNow(sn))
 	if ok {
 		s.Counters.Probes++
 		s.answerProbe(sn, req)

@@ -46,8 +46,18 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	// Leader probes on in half the runs: an "unreachable" answer must not
 	// break what the detection floor alone keeps.
 	probes := shape.IntN(2) == 0
+	// Host clocks drift within the documented 20 % (quorum mode's lease
+	// margin is what makes that safe), and loss comes in bursts on some
+	// links. Drawn last, so the shapes above stay what they were.
+	var drift float64
+	if quorum && shape.IntN(2) == 0 {
+		drift = 0.2
+	}
+	if link.Loss > 0 && shape.IntN(3) == 0 {
+		link.Burst = &GilbertElliott{GoodToBad: 0.02 + 0.1*shape.Float64(), BadToGood: 0.2 + 0.3*shape.Float64(), LossGood: link.Loss / 4, LossBad: 0.5 + 0.5*shape.Float64()}
+	}
 	s := New(Options{
-		Seed: seed, Base: base, Link: link, Trace: trace, Probes: probes,
+		Seed: seed, Base: base, Link: link, Trace: trace, Probes: probes, Drift: drift,
 		Configure: func(id string, c *protocol.Config) { c.Priority = prios[id]; c.Preempt = preempt[id] },
 	}, ids...)
 	s.logf("scenario seed=%d quorum=%v echo=%v n=%d interval=%v link=%+v prios=%v preempt=%v", seed, quorum, base.SelfEcho, n, base.Interval, link, prios, preempt)
@@ -62,7 +72,11 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 			return s, s.Err
 		}
 		id := ids[r.IntN(n)]
-		switch r.IntN(11) {
+		kinds := 11
+		if quorum {
+			kinds++ // host suspend
+		}
+		switch r.IntN(kinds) {
 		case 0:
 			s.Crash(id)
 		case 1:
@@ -100,6 +114,10 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 			s.Deaf(id)
 		case 10:
 			s.Mute(id)
+		case 11:
+			// A host suspend with a clock that counts through it (the
+			// udp adapter's SystemClock): handled as a pause.
+			s.Suspend(id, time.Duration(r.Int64N(int64(20*base.Interval))), false)
 		}
 	}
 	s.Run(time.Duration(r.Int64N(int64(5 * base.Interval))))
@@ -110,7 +128,7 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	// Faults stop: whole network, no loss, nobody paused, someone up.
 	s.Heal()
 	l := s.link
-	l.Loss, l.Dup, l.Reorder = 0, 0, 0
+	l.Loss, l.Dup, l.Reorder, l.Burst = 0, 0, 0, nil
 	s.link = l // not SetLink: a clean network now does not make the past clean
 	anyUp := false
 	for _, id := range ids {

@@ -25,6 +25,8 @@ type Link struct {
 	// Reorder is the probability that a delivery is held back by up to
 	// 10× (Delay+Jitter) extra, overtaken by later messages.
 	Reorder float64
+	// Burst, if set, replaces Loss by bursty loss (burst.go).
+	Burst *GilbertElliott
 }
 
 // LAN is a loss-free local network: 0.2 ms ± 0.1 ms one way.
@@ -59,6 +61,11 @@ type Options struct {
 	// Probes serves the nodes' leader probes (probe.go): a crashed
 	// leader's host answers "unreachable", as a real kernel does.
 	Probes bool
+	// Drift: each host's clock runs at a rate drawn uniformly in
+	// [1, 1+Drift] of sim time (0.2: the documented 20 %). ClockRates sets
+	// chosen hosts' rates instead.
+	Drift      float64
+	ClockRates map[string]float64
 	// NoCheck turns off invariant checks after every event (benchmarks).
 	NoCheck bool
 	// feed, if set, changes the status each Notifier is fed; tests use it
@@ -68,7 +75,10 @@ type Options struct {
 
 // simNode is one simulated process.
 type simNode struct {
-	id     string
+	id    string
+	clock nodeClock
+	// asleep: the host is suspended (clocks.go); deliveries are lost.
+	asleep bool
 	n      *protocol.Node
 	up     bool
 	paused bool
@@ -113,6 +123,8 @@ type Sim struct {
 	deaf, mute map[string]bool
 	deafAt     map[string]time.Time
 	link       Link
+	// burstBad is the Gilbert–Elliott state of each directed link.
+	burstBad map[[2]string]bool
 
 	trace []string
 	// Err is the first invariant violation, nil while none.
@@ -214,6 +226,7 @@ func (s *Sim) Add(id string) {
 		panic(fmt.Sprintf("udptest: node %q added twice", id))
 	}
 	sn := &simNode{id: id}
+	sn.clock = s.drawClock(id)
 	s.nodes[id] = sn
 	s.ids = append(s.ids, id)
 	slices.Sort(s.ids)
@@ -234,7 +247,7 @@ func (s *Sim) boot(sn *simNode) {
 		s.opts.Configure(sn.id, &cfg)
 	}
 	sn.echo = cfg.SelfEcho
-	n, err := protocol.NewNode(cfg, s.now)
+	n, err := protocol.NewNode(cfg, s.nodeNow(sn))
 	if err != nil {
 		panic(fmt.Sprintf("udptest: node %s: %v", sn.id, err))
 	}
@@ -256,7 +269,7 @@ func (s *Sim) after(sn *simNode) {
 	if next := sn.n.NextTick(); !next.Equal(sn.tickAt) || sn.gen == 0 {
 		sn.gen++
 		sn.tickAt = next
-		at := next
+		at := s.toSim(sn, next)
 		if at.Before(s.now) {
 			at = s.now
 		}
@@ -288,7 +301,7 @@ func (s *Sim) send(from string, e protocol.Envelope) {
 			s.Counters.Dropped++
 			continue
 		}
-		if s.rng.Float64() < s.link.Loss {
+		if s.lost(from, to) {
 			s.Counters.Dropped++
 			continue
 		}
@@ -368,7 +381,7 @@ func (s *Sim) handle(e *event) {
 		if sn.paused {
 			return // Resume ticks it
 		}
-		sn.n.Tick(s.now)
+		sn.n.Tick(s.nodeNow(sn))
 		s.after(sn)
 	case evProbe:
 		s.handleProbe(e)
@@ -382,6 +395,10 @@ func (s *Sim) handle(e *event) {
 			s.crossedAt = s.now
 			s.logf("first packet crosses %s->%s", e.msg.From, e.node)
 		}
+		if sn.asleep {
+			s.Counters.Dropped++
+			return
+		}
 		if sn.paused {
 			sn.buffered = append(sn.buffered, e.msg)
 			return
@@ -390,7 +407,7 @@ func (s *Sim) handle(e *event) {
 		if s.opts.Trace {
 			s.logf("%s recv %s from=%s term=%x seq=%d", e.node, e.msg.Type, e.msg.From, e.msg.Term, e.msg.Seq)
 		}
-		sn.n.Step(s.now, e.msg)
+		sn.n.Step(s.nodeNow(sn), e.msg)
 		s.after(sn)
 	}
 }
@@ -399,7 +416,7 @@ func (s *Sim) handle(e *event) {
 // delay a claim and its answer past the claim window: both make two
 // overlapping leaders legitimate without quorum.
 func (s *Sim) checkLinkClean() {
-	if s.link.Loss > 0 {
+	if s.link.Loss > 0 || s.link.Burst != nil {
 		s.MarkDirty("loss")
 	}
 	if 2*s.link.MaxDelay() >= s.opts.Base.Timings().ClaimWindow {

@@ -1,0 +1,82 @@
+package udptest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election/udp/protocol"
+)
+
+// TestQuorumLeaseSurvivesWorstDrift cuts a leader off from its majority
+// when its clock runs 20 % slower than every voter's (the documented
+// bound, the worst case for the lease): the voters' promises run out
+// early in real time, they elect a successor as soon as they may, and the
+// old leader's lease must have ended first. Mutual exclusion is checked
+// after every event. A lease as long as the promise fails here.
+func TestQuorumLeaseSurvivesWorstDrift(t *testing.T) {
+	c := quorumConfig(3)
+	c.PromiseMisses = 10 // a long promise makes the drift's effect large
+	for _, seed := range seeds(t, 50) {
+		s := New(Options{Seed: seed, Base: c, Link: LAN}, nodeIDs(3)...)
+		leader, err := elect(s, 10*time.Second)
+		require.NoError(t, err, "seed %d", seed)
+		for _, id := range s.IDs() {
+			if id != leader {
+				s.SetClockRate(id, 1.2)
+			}
+		}
+		s.Run(time.Duration(s.Rand().Int64N(int64(c.Interval))) + c.Timings().Promise)
+		s.Partition([]string{leader})
+		ok := s.RunUntil(s.Now().Add(10*time.Second), func() bool { return len(s.Leaders()) == 1 && s.Leaders()[0] != leader })
+		require.NoError(t, s.Err, "seed %d", seed)
+		assert.True(t, ok, "seed %d: the majority elects a successor", seed)
+	}
+}
+
+// TestSuspendIsAPause: a leader whose host suspends for 5 s, with a clock
+// that counts the sleep (CLOCK_BOOTTIME, the udp adapter's SystemClock),
+// resumes knowing it slept, like a paused process: it never acts next to
+// its successor, with or without quorum.
+func TestSuspendIsAPause(t *testing.T) {
+	for _, quorum := range []bool{false, true} {
+		c := protocol.DefaultLANConfig()
+		if quorum {
+			c.ClusterSize = 3
+		}
+		for _, seed := range seeds(t, 50) {
+			s := New(Options{Seed: seed, Base: c, Link: LAN}, nodeIDs(3)...)
+			leader, err := elect(s, 10*time.Second)
+			require.NoError(t, err, "seed %d", seed)
+			s.Run(time.Duration(s.Rand().Int64N(int64(c.Interval))))
+			s.Suspend(leader, 5*time.Second, false)
+			s.Run(10 * time.Second)
+			require.NoError(t, s.Err, "seed %d quorum %v", seed, quorum)
+			require.NoError(t, s.Converged(), "seed %d quorum %v", seed, quorum)
+		}
+	}
+}
+
+// TestSuspendWithStoppedClockIsUnsafe shows the hazard the adapter's clock
+// removes: with Go's monotonic clock (it stops while the host sleeps) the
+// resumed leader believes no time passed and acts next to its successor.
+// If this ever passes, the simulator no longer models suspend.
+func TestSuspendWithStoppedClockIsUnsafe(t *testing.T) {
+	c := protocol.DefaultLANConfig()
+	c.ClusterSize = 3
+	c.PromiseMisses = 10
+	violated := 0
+	for _, seed := range seeds(t, 20) {
+		s := New(Options{Seed: seed, Base: c, Link: LAN}, nodeIDs(3)...)
+		leader, err := elect(s, 10*time.Second)
+		require.NoError(t, err, "seed %d", seed)
+		s.Suspend(leader, 5*time.Second, true)
+		s.Run(10 * time.Second)
+		if s.Err != nil {
+			violated++
+		}
+	}
+	assert.Positive(t, violated, "a suspended leader whose clock stopped never overlapped its successor")
+}
