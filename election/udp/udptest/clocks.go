@@ -74,8 +74,8 @@ func (s *Sim) Suspend(id string, d time.Duration, clockStops bool) {
 	sn.asleep = true
 	gen := sn.starts
 	s.At(s.now.Add(d), func() {
-		if sn.starts != gen {
-			return // crashed and restarted meanwhile
+		if sn.starts != gen || !sn.asleep {
+			return // restarted or woken (Resume) meanwhile
 		}
 		sn.asleep = false
 		if clockStops {

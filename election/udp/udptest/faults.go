@@ -127,7 +127,7 @@ func (s *Sim) Resume(id string) {
 	if !sn.up || !sn.paused {
 		return
 	}
-	sn.paused = false
+	sn.paused, sn.asleep = false, false
 	s.logf("%s resume (%d buffered)", id, len(sn.buffered))
 	buf := sn.buffered
 	sn.buffered = nil

@@ -251,7 +251,7 @@ func (s *Sim) boot(sn *simNode) {
 	if err != nil {
 		panic(fmt.Sprintf("udptest: node %s: %v", sn.id, err))
 	}
-	sn.n, sn.up, sn.paused, sn.buffered = n, true, false, nil
+	sn.n, sn.up, sn.paused, sn.buffered, sn.asleep = n, true, false, nil, false
 	sn.hostDown, sn.probe = false, probeState{gen: sn.probe.gen + 1}
 	sn.lastRole, sn.lastTerm, sn.maxTerm = election.Follower, 0, 0
 	s.bootApp(sn)
