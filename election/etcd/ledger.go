@@ -39,16 +39,19 @@ type LedgerConfig struct {
 }
 
 // Ledger keeps the job ledger in etcd, one key per job under the election's
-// prefix (Prefix+"/ledger/"+job name), each value a one-entry jobs.Ledger
-// encoding. Only the current leader writes: every write is a transaction
+// prefix (Prefix+"/ledger/"+job name; a job's manual runs, which have a
+// ledger id of their own, under Prefix+"/manual/"+job name), each value a
+// one-entry jobs.Ledger encoding. Only the current leader writes: every write is a transaction
 // that holds only while this node's leader key exists with the term's
 // revision, and while the job's key is still what this leader last read or
 // wrote.
 type Ledger struct {
-	el    *Elector
-	cfg   LedgerConfig
-	log   *slog.Logger
-	names map[uint64]string
+	el  *Elector
+	cfg LedgerConfig
+	log *slog.Logger
+	// keys maps the ledger ids of the configured jobs (scheduled and
+	// manual) to their keys.
+	keys map[uint64]string
 
 	// mu serializes writes, so the per-key revisions below stay exact.
 	mu sync.Mutex
@@ -68,67 +71,93 @@ type Ledger struct {
 // TakeOver into el (SetBeforeLeading), so a new leader reads the ledger
 // before it schedules anything.
 func NewLedger(el *Elector, cfg LedgerConfig) *Ledger {
-	l := &Ledger{el: el, cfg: cfg, log: cfg.Logger, names: map[uint64]string{}}
+	l := &Ledger{el: el, cfg: cfg, log: cfg.Logger, keys: map[uint64]string{}}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
 	for _, name := range cfg.Jobs {
-		l.names[jobs.JobIDOf(name)] = name
+		for _, k := range kinds {
+			l.keys[k.id(name)] = l.el.Prefix() + k.dir + name
+		}
 	}
 	el.SetBeforeLeading(l.TakeOver)
 	return l
 }
 
-func (l *Ledger) prefix() string { return l.el.Prefix() + "/ledger/" }
+// kinds are the two kinds of ledger entries of a job, each under its own
+// directory of the prefix: scheduled runs and manual runs.
+var kinds = []struct {
+	dir string
+	id  func(name string) uint64
+}{
+	{"/ledger/", jobs.JobIDOf},
+	{"/manual/", jobs.ManualJobIDOf},
+}
 
-// Key returns the etcd key of job's ledger entry.
-func (l *Ledger) Key(job string) string { return l.prefix() + job }
+// Key returns the etcd key of job's ledger entry (scheduled runs).
+func (l *Ledger) Key(job string) string { return l.el.Prefix() + kinds[0].dir + job }
 
-// TakeOver reads the whole ledger for a new leadership under term and hands
-// every entry to Adopt. A value that does not decode, or names another job
-// than its key, is logged and skipped: that job starts as if it had no
-// history.
-func (l *Ledger) TakeOver(ctx context.Context, term uint64) error {
-	resp, err := l.el.Client().Get(ctx, l.prefix(), clientv3.WithPrefix())
-	if err != nil {
-		return fmt.Errorf("read ledger %s: %w", l.prefix(), err)
-	}
-	rev := make(map[string]int64, len(resp.Kvs))
-	val := make(map[string][]byte, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		key := string(kv.Key)
-		rev[key], val[key] = kv.ModRevision, kv.Value
-		name := strings.TrimPrefix(key, l.prefix())
-		if err := checkValue(name, kv.Value); err != nil {
-			l.log.Error("etcd: ignoring a ledger entry", "key", key, "err", err)
-			continue
+// keyOf returns the key of job's entry with ledger id id.
+func (l *Ledger) keyOf(job string, id uint64) (string, error) {
+	for _, k := range kinds {
+		if k.id(job) == id {
+			return l.el.Prefix() + k.dir + job, nil
 		}
-		if l.cfg.Adopt != nil {
-			if err := l.cfg.Adopt(kv.Value); err != nil {
-				l.log.Error("etcd: ledger entry not adopted", "key", key, "err", err)
+	}
+	return "", fmt.Errorf("etcd: ledger entry %016x is not of job %q (scheduled or manual runs)", id, job)
+}
+
+// TakeOver reads the whole ledger for a new leadership under term, in one
+// snapshot, and hands every entry to Adopt. A value that does not decode,
+// or names another job than its key, is logged and skipped: that job
+// starts as if it had no history.
+func (l *Ledger) TakeOver(ctx context.Context, term uint64) error {
+	ops := make([]clientv3.Op, len(kinds))
+	for i, k := range kinds {
+		ops[i] = clientv3.OpGet(l.el.Prefix()+k.dir, clientv3.WithPrefix())
+	}
+	resp, err := l.el.Client().Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return fmt.Errorf("read ledger under %s: %w", l.el.Prefix(), err)
+	}
+	rev := map[string]int64{}
+	val := map[string][]byte{}
+	for i, k := range kinds {
+		for _, kv := range resp.Responses[i].GetResponseRange().Kvs {
+			key := string(kv.Key)
+			rev[key], val[key] = kv.ModRevision, kv.Value
+			name := strings.TrimPrefix(key, l.el.Prefix()+k.dir)
+			if err := checkValue(k.id(name), kv.Value); err != nil {
+				l.log.Error("etcd: ignoring a ledger entry", "key", key, "err", err)
+				continue
+			}
+			if l.cfg.Adopt != nil {
+				if err := l.cfg.Adopt(kv.Value); err != nil {
+					l.log.Error("etcd: ledger entry not adopted", "key", key, "err", err)
+				}
 			}
 		}
 	}
 	l.mu.Lock()
 	l.term, l.rev, l.val = term, rev, val
 	l.mu.Unlock()
-	l.log.Info("etcd: ledger read", "term", term, "entries", len(resp.Kvs), "revision", resp.Header.Revision)
+	l.log.Info("etcd: ledger read", "term", term, "entries", len(rev), "revision", resp.Header.Revision)
 	return nil
 }
 
-// checkValue reports whether v is a one-entry ledger of job name.
-func checkValue(name string, v []byte) error {
+// checkValue reports whether v is a one-entry ledger of ledger id id.
+func checkValue(id uint64, v []byte) error {
 	d, err := jobs.DecodeLedger(v)
 	if err != nil {
 		return err
 	}
-	if len(d.Entries) != 1 || d.Entries[0].JobID != jobs.JobIDOf(name) {
-		return fmt.Errorf("want one entry of job %q, found %d", name, len(d.Entries))
+	if len(d.Entries) != 1 || d.Entries[0].JobID != id {
+		return fmt.Errorf("want one entry of ledger id %016x, found %d", id, len(d.Entries))
 	}
 	return nil
 }
 
-// Commit records e, job's entry, in etcd before its run starts: nil means
+// Commit records e, job's entry (of its scheduled or its manual runs), in etcd before its run starts: nil means
 // it is written and only then may the process start. It fails with
 // ErrNotLeader if this node does not lead under e.Term with its lease
 // certainly alive, or if the leader key is gone by the time etcd applies
@@ -138,12 +167,13 @@ func (l *Ledger) Commit(ctx context.Context, job string, e jobs.LedgerEntry) err
 	if e.JobID == 0 {
 		e.JobID = jobs.JobIDOf(job)
 	}
-	if e.JobID != jobs.JobIDOf(job) {
-		return fmt.Errorf("etcd: ledger entry of job %q has another job's id %016x", job, e.JobID)
+	key, err := l.keyOf(job, e.JobID)
+	if err != nil {
+		return err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.write(ctx, e.Term, l.Key(job), jobs.Ledger{Entries: []jobs.LedgerEntry{e}}.Encode())
+	return l.write(ctx, e.Term, key, jobs.Ledger{Entries: []jobs.LedgerEntry{e}}.Encode())
 }
 
 // write puts v at key in a transaction guarded by the leader key of term
@@ -221,18 +251,17 @@ func (l *Ledger) syncOnce() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range cur.Entries {
-		name, ok := l.names[e.JobID]
+		key, ok := l.keys[e.JobID]
 		if !ok {
 			continue
 		}
-		key := l.Key(name)
 		v := jobs.Ledger{Entries: []jobs.LedgerEntry{e}}.Encode()
 		if bytes.Equal(l.val[key], v) {
 			continue
 		}
 		if err := l.write(context.Background(), l.term, key, v); err != nil {
 			if !errors.Is(err, ErrNotLeader) {
-				l.log.Warn("etcd: ledger entry not synced", "job", name, "err", err)
+				l.log.Warn("etcd: ledger entry not synced", "key", key, "err", err)
 			}
 			return
 		}

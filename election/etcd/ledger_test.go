@@ -214,3 +214,32 @@ func TestLedgerSyncWritesOutcomes(t *testing.T) {
 	_, ok := stored(t, ln, "unconfigured")
 	assert.False(t, ok)
 }
+
+// TestLedgerManualRunsHaveTheirOwnKey: a manual run's entry (its own ledger
+// id) goes under manual/, is read back at a takeover, and an entry of an
+// id that is neither the job's nor its manual runs' is refused.
+func TestLedgerManualRunsHaveTheirOwnKey(t *testing.T) {
+	c := newCluster(t)
+	a := c.startLedger("a", "backup")
+	first := c.oneLeader(10 * time.Second)
+	ctx := context.Background()
+	manual := jobs.LedgerEntry{JobID: jobs.ManualJobIDOf("backup"), Instant: time.Unix(1700000000, 0).UTC(),
+		Outcome: jobs.OutcomeRunning, Term: first.term}
+	require.NoError(t, a.ledger.Commit(ctx, "backup", manual))
+	resp, err := a.client.Get(ctx, c.prefix+"/manual/backup")
+	require.NoError(t, err)
+	require.Len(t, resp.Kvs, 1)
+	_, ok := stored(t, a, "backup")
+	assert.False(t, ok, "the scheduled runs' entry is untouched")
+
+	foreign := manual
+	foreign.JobID = jobs.JobIDOf("other")
+	assert.Error(t, a.ledger.Commit(ctx, "backup", foreign))
+
+	b := c.startLedger("b", "backup")
+	waitKeys(t, c, b.node, 2)
+	a.stop()
+	c.oneLeader(10*time.Second, "a")
+	adopted, _ := b.adoptedEntries()
+	assert.Equal(t, []jobs.LedgerEntry{manual}, adopted)
+}
