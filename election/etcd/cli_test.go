@@ -67,7 +67,6 @@ jobs:
 // leader's lease is revoked, once by a graceful stop. Every run must find
 // its entry recorded before it started, and no instant may run twice.
 func TestRunModeRecordsBeforeStart(t *testing.T) {
-	t.Skip("needs jobs.StartGate (engineer ledger) wired to Ledger.Commit: without it the entry is written just after the start")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "runs")
 	prefix := "/test/" + t.Name()

@@ -14,6 +14,8 @@ import (
 	"github.com/lanleader/lanleader/jobs"
 )
 
+var _ jobs.StartGate = (*Ledger)(nil)
+
 // ErrNotLeader is returned by Ledger.Commit when this node does not hold
 // the leadership the entry's term names, or its lease is in doubt.
 var ErrNotLeader = errors.New("etcd: not the leader of this term")
@@ -208,8 +210,8 @@ func (l *Ledger) write(ctx context.Context, term uint64, key string, v []byte) e
 }
 
 // Sync writes the runner's ledger entries that differ from what etcd holds
-// (outcomes of finished runs, a new leader's takeover marks), in the
-// background, under the current leadership. It never blocks: call it from
+// (outcomes of finished runs, a new leader's takeover marks; not entries of
+// runs in progress, which Commit writes), in the background, under the current leadership. It never blocks: call it from
 // jobs.RunnerConfig.OnLedgerChange. Writes that fail are logged; the next
 // Sync tries again.
 func (l *Ledger) Sync() {
@@ -252,7 +254,9 @@ func (l *Ledger) syncOnce() {
 	defer l.mu.Unlock()
 	for _, e := range cur.Entries {
 		key, ok := l.keys[e.JobID]
-		if !ok {
+		if !ok || e.Outcome == jobs.OutcomeRunning {
+			// A started run's entry is Commit's to write: before the
+			// start, and only if the start goes ahead.
 			continue
 		}
 		v := jobs.Ledger{Entries: []jobs.LedgerEntry{e}}.Encode()

@@ -213,6 +213,21 @@ func TestLedgerSyncWritesOutcomes(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond)
 	_, ok := stored(t, ln, "unconfigured")
 	assert.False(t, ok)
+
+	// A run in progress is the start gate's to record, not Sync's.
+	next := entry("backup", now.Add(time.Minute), jobs.OutcomeRunning, lead.term)
+	mu.Lock()
+	current = jobs.Ledger{Entries: []jobs.LedgerEntry{next}}
+	mu.Unlock()
+	ln.ledger.Sync()
+	ln.ledger.Sync() // the second waits for the first to finish
+	require.Eventually(t, func() bool {
+		ln.ledger.syncMu.Lock()
+		defer ln.ledger.syncMu.Unlock()
+		return !ln.ledger.syncing
+	}, 5*time.Second, time.Millisecond)
+	got, _ := stored(t, ln, "backup")
+	assert.Equal(t, done, got)
 }
 
 // TestLedgerManualRunsHaveTheirOwnKey: a manual run's entry (its own ledger

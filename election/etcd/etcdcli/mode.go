@@ -134,8 +134,10 @@ func (s *settings) config(node string) etcd.Config {
 }
 
 // New builds the Elector and the etcd ledger, hooked to the job runner: a
-// new leader reads the ledger into the runner before it schedules, and
-// every ledger change is written back under the leader key.
+// new leader reads the ledger into the runner before it schedules, every
+// run's entry is committed before its process starts (the runner's start
+// gate), and other ledger changes (outcomes) are written back after, all
+// under the leader key.
 func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 	cfg := s.config(env.NodeID)
 	cfg.Logger = env.Logger
@@ -157,6 +159,9 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 	return &cli.Elector{
 		Elector: el,
 		CanRun:  el.CanActAsLeader,
+		// Every run's entry is in etcd, under this leadership, before its
+		// process starts.
+		Gate:    ledger,
 		Publish: ledger.Sync,
 		View:    func() any { return el.View() },
 	}, nil
@@ -172,4 +177,3 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
-
