@@ -13,6 +13,16 @@ jobs_cluster() {
 	settle "$1"
 }
 
+# jobs_count_ge N CMD... succeeds when CMD prints a number >= N (for
+# llt_poll, which runs it anew each time).
+jobs_count_ge() {
+	local n=$1
+	shift
+	(($("$@") >= n))
+}
+jobs_ns_count() { llt_ns_pids "$1" | wc -l; }
+jobs_lines() { grep -c "$1" "$2"; }
+
 jobs_restore() {
 	cluster_stop
 	unset CONFIG_FILE
@@ -36,7 +46,7 @@ sc_orphans() {
 		jobs_restore orphans
 		return
 	fi
-	llt_poll 2000 20 test "$(llt_ns_pids "$L" | wc -l)" -ge 6 || true
+	llt_poll 2000 20 jobs_count_ge 6 jobs_ns_count "$L" || true
 	before=$(llt_ns_pids "$L" | wc -l)
 	llt_stamp t0
 	kill -KILL "${LLT_DAEMON_PID[$L]}"
@@ -85,7 +95,7 @@ sc_handover() {
 	fi
 	local S=$AGREED
 	# Two runs of the successor, each ending.
-	llt_poll 12000 100 test "$(grep -c "^n$S end" "$f")" -ge 2 || info "successor n$S ended fewer than 2 runs in 12 s"
+	llt_poll 12000 100 jobs_count_ge 2 jobs_lines "^n$S end" "$f" || info "successor n$S ended fewer than 2 runs in 12 s"
 	local res
 	res=$(python3 - "$f" <<-'PY'
 		import sys
