@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,4 +43,20 @@ func TestCompletion(t *testing.T) {
 		require.Equal(t, ExitOK, code, "%s: %s", shell, stderr)
 		assert.Contains(t, stdout, want, shell)
 	}
+}
+
+// TestManPages: one page per command, from the same definitions as help.
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "man", "--dir", dir)
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Contains(t, stdout, dir)
+	for _, page := range []string{"lanleader.1", "lanleader-run.1", "lanleader-check-config.1", "lanleader-status.1", "lanleader-who.1"} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		require.NoError(t, err, page)
+		assert.Contains(t, string(b), ".SH SYNOPSIS", page)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "lanleader-run.1"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `\fB--stop-grace\fP`, "flags come from the command definitions")
 }

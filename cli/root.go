@@ -129,6 +129,7 @@ Configuration: ` + DefaultConfigPath + ` (see docs/configuration.md).`,
 		newWhoCmd(),
 		newDemoCmd(),
 		newVersionCmd(),
+		newManCmd(),
 	)
 	return root
 }

@@ -121,8 +121,16 @@ func newRunCmd(modes []Mode) *cobra.Command {
 		Short: "take part in the election and run jobs while leading",
 		Long: `Run takes part in the election of the chosen mode and runs the config file's
 jobs while this node leads. Flags given explicitly win over the file's
-election: section. SIGTERM or SIGINT leaves the election cleanly (a leader
-hands over at once) and exits 0.`,
+election: section. Everything is validated first, as check-config does.
+
+SIGHUP (systemctl reload) re-reads the file: jobs and hooks change live,
+leadership is kept; a file with errors is refused and logged. SIGTERM or
+SIGINT leaves the election cleanly (a leader hands over at once) and exits 0.
+Under systemd (NOTIFY_SOCKET) it reports READY=1 once joined, RELOADING=1,
+STOPPING=1 and WATCHDOG=1.
+
+Exit codes: 0 stopped, 1 runtime failure (status port taken, socket error),
+2 usage error, 3 invalid config file or flag value.`,
 		Example: `  lanleader run --config /etc/lanleader/lanleader.yaml
   lanleader run --mode=static --leader "$(hostname)" --config examples/demo.yaml
   lanleader run --config app.yaml --peers 10.0.0.1:7483,10.0.0.2:7483 --secret-file /etc/lanleader/key`,
