@@ -777,8 +777,12 @@ bench_series() {
 	SERIES+=("$name:${samples%,}")
 }
 
+# cluster_stop kills every node. All are frozen first: killed one after
+# another, the survivors would take over from each dead leader (a probe
+# sees a killed process within an interval) and fire its jobs again.
 cluster_stop() {
 	local i
+	for i in $(alive_nodes); do llt_node_signal STOP "$i"; done
 	for i in $(alive_nodes); do llt_node_crash "$i"; done
 }
 

@@ -159,9 +159,9 @@ func listenGroup(bind BindAddr, group netip.AddrPort) (*net.UDPConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("udp: multicast group %s: interface %q: %w", group.Addr(), bind.Interface, err)
 	}
-	conn, err := net.ListenMulticastUDP(udpNetwork(group.Addr()), ifi, net.UDPAddrFromAddrPort(group))
+	conn, err := listenGroupSocket(group, bind.Addr, ifi.Index)
 	if err != nil {
-		return nil, fmt.Errorf("udp: join multicast group %s on %s: %w", group, bind.Interface, err)
+		return nil, fmt.Errorf("udp: multicast group %s on %s: %w", group, bind.Interface, err)
 	}
 	return conn, nil
 }
