@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,60 +9,26 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/lanleader/lanleader/jobs"
 )
 
-// jobRow is the part of the job runner's per-job view (jobs.JobStatus as
-// JSON) that the status table shows. It is decoded by field name, not by
-// importing jobs: a view of another shape falls back to the generic table.
-type jobRow struct {
-	Name     string    `json:"name"`
-	Schedule string    `json:"schedule"`
-	NextRun  time.Time `json:"next_run"`
-	Running  int       `json:"running"`
-	LastRun  *struct {
-		ScheduledAt     time.Time `json:"scheduled_at"`
-		Outcome         string    `json:"outcome"`
-		ExitCode        int       `json:"exit_code"`
-		DurationSeconds float64   `json:"duration_seconds"`
-		Attempt         int       `json:"attempt"`
-		Term            uint64    `json:"term"`
-		Error           string    `json:"error"`
-	} `json:"last_run"`
-	// Ledger is the newest entry known cluster-wide: on a follower the
-	// only record of what the leader ran.
-	Ledger *struct {
-		Instant time.Time `json:"instant"`
-		Outcome string    `json:"outcome"`
-		Term    uint64    `json:"term"`
-	} `json:"ledger"`
-	Skipped map[string]uint64 `json:"skipped"`
-}
-
-// decodeJobRows returns the rows if raw is a list of objects that all have
-// a name and a schedule (the job runner's view), else ok false.
-func decodeJobRows(raw json.RawMessage) ([]jobRow, bool) {
-	var probe []map[string]json.RawMessage
-	if json.Unmarshal(raw, &probe) != nil || len(probe) == 0 {
+// decodeJobs decodes the jobs view into its type, jobs.JobStatus (what
+// Config.Jobs serves: the runner's Snapshot). ok is false for a view of
+// another type (an embedding program's own), which gets the generic table.
+func decodeJobs(raw json.RawMessage) ([]jobs.JobStatus, bool) {
+	var js []jobs.JobStatus
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if len(raw) == 0 || dec.Decode(&js) != nil || len(js) == 0 {
 		return nil, false
 	}
-	for _, p := range probe {
-		if _, ok := p["name"]; !ok {
-			return nil, false
-		}
-		if _, ok := p["schedule"]; !ok {
-			return nil, false
-		}
-	}
-	var rows []jobRow
-	if json.Unmarshal(raw, &rows) != nil {
-		return nil, false
-	}
-	return rows, true
+	return js, true
 }
 
 // writeJobTable prints one line per job: when it runs next and how its
 // latest known run went. now (the server's clock) gives "in 5h3m".
-func writeJobTable(w io.Writer, rows []jobRow, now time.Time) error {
+func writeJobTable(w io.Writer, rows []jobs.JobStatus, now time.Time) error {
 	withErr := false
 	for _, r := range rows {
 		withErr = withErr || (r.LastRun != nil && r.LastRun.Error != "")
@@ -76,9 +43,9 @@ func writeJobTable(w io.Writer, rows []jobRow, now time.Time) error {
 	for _, r := range rows {
 		last, outcome, exit, dur, term, errText := "-", "-", "-", "-", "-", ""
 		if lr := r.LastRun; lr != nil {
-			last, outcome, term = timeCell(lr.ScheduledAt), orDash(lr.Outcome), fmt.Sprint(lr.Term)
+			last, outcome, term = timeCell(lr.ScheduledAt), orDash(lr.Outcome.String()), fmt.Sprint(lr.Term)
 			exit = fmt.Sprint(lr.ExitCode)
-			dur = secondsCell(lr.DurationSeconds)
+			dur = secondsCell(lr.Duration.Seconds())
 			if lr.Attempt > 1 {
 				outcome += fmt.Sprintf(" (%d attempts)", lr.Attempt)
 			}
@@ -87,8 +54,8 @@ func writeJobTable(w io.Writer, rows []jobRow, now time.Time) error {
 		// A newer ledger entry is a run this node did not do (the leader's,
 		// seen from a follower): show it, without local details.
 		// Outcome "none" marks when a leader took the job up, not a run.
-		if l := r.Ledger; l != nil && l.Outcome != "none" && (r.LastRun == nil || l.Instant.After(r.LastRun.ScheduledAt)) {
-			last, outcome, term = timeCell(l.Instant), orDash(l.Outcome), fmt.Sprint(l.Term)
+		if l := r.Ledger; l != nil && l.Outcome != jobs.OutcomeNone && (r.LastRun == nil || l.Instant.After(r.LastRun.ScheduledAt)) {
+			last, outcome, term = timeCell(l.Instant), orDash(l.Outcome.String()), fmt.Sprint(l.Term)
 			exit, dur, errText = "-", "-", ""
 		}
 		if r.Running > 0 {
@@ -131,9 +98,10 @@ func secondsCell(sec float64) string {
 	}
 }
 
-func skippedCell(m map[string]uint64) string {
+func skippedCell(c jobs.Counters) string {
 	var parts []string
-	for k, v := range m {
+	for k, v := range map[string]uint64{"overlap": c.Overlap, "refused": c.Refused,
+		"misfired": c.Misfired, "already_started": c.AlreadyStarted} {
 		if v > 0 {
 			parts = append(parts, fmt.Sprintf("%s=%d", k, v))
 		}

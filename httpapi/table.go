@@ -12,9 +12,8 @@ import (
 )
 
 // WriteTable prints doc for a person: this node's role and leader first,
-// then the jobs and extra views. The job runner's view (a list of objects
-// with name, schedule, next_run, last_run, ledger, skipped) becomes one
-// line per job. Other views are shown generically: a list of objects (or
+// then the jobs and extra views. The jobs view is decoded into its type,
+// []jobs.JobStatus, and becomes one line per job. Other views are shown generically: a list of objects (or
 // an object of objects keyed by name) becomes a table whose columns are
 // the objects' keys in order, nested keys joined with dots; the scalars of
 // an object are listed under DETAILS.
@@ -46,7 +45,7 @@ func WriteTable(w io.Writer, doc StatusDoc) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if rows, ok := decodeJobRows(doc.Jobs); ok {
+	if rows, ok := decodeJobs(doc.Jobs); ok {
 		if err := writeJobTable(w, rows, doc.Time); err != nil {
 			return err
 		}
