@@ -110,12 +110,16 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	runCtx, stopAux := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAux()
 	var wg sync.WaitGroup
+	changes := httpapi.NewChangeLog(s.NodeID)
 	if ln != nil {
 		srv := httpapi.New(httpapi.Config{
 			Elector:  el.Elector,
 			Jobs:     func() any { return d.runner.Snapshot() },
 			JobViews: func(n int) []jobs.JobView { return d.runner.Jobs(n) },
 			Extra:    el.View,
+			Nodes:    el.Nodes,
+			Quorum:   el.Quorum,
+			Changes:  changes,
 			Metrics:  m,
 			Version:  version.String(),
 			Logger:   logger,
@@ -151,7 +155,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 
 	logger.Info("lanleader starting", "version", version.String(), "mode", s.Mode,
 		"jobs", len(file.Jobs), "config", file.Path, "http", s.HTTP)
-	cb := election.Combine(logCallbacks(logger, s.NodeID), m.Callbacks(), d.runner.Callbacks(), d.hooks.Callbacks())
+	cb := election.Combine(logCallbacks(logger, s.NodeID), m.Callbacks(), d.runner.Callbacks(), d.hooks.Callbacks(), changes.Callbacks())
 	// Stop order: runs end first (cancel, or finish within stop_grace)
 	// while the elector keeps running, so a leader keeps heartbeating and
 	// nobody takes over and starts a job beside a run of ours; then the

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/httpapi"
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
@@ -97,6 +98,10 @@ type Elector struct {
 	// (jobs.RunnerConfig.Gather): how long a new leader collects its
 	// peers' ledgers before it decides what its predecessors missed.
 	Gather time.Duration
+	// Nodes, if set, returns the other nodes heard, for the status page.
+	Nodes func() []httpapi.NodeView
+	// Quorum, if set, returns quorum mode's state for the status page.
+	Quorum func() httpapi.QuorumView
 }
 
 // canRun returns the start gate, defaulting to "this node leads".

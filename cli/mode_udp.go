@@ -16,6 +16,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
+	"github.com/lanleader/lanleader/httpapi"
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
@@ -353,5 +354,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())
 			return v
 		},
+		Nodes:  func() []httpapi.NodeView { return udpNodes(e) },
+		Quorum: func() httpapi.QuorumView { return udpQuorum(e.Quorum()) },
 	}, nil
 }

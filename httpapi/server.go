@@ -35,6 +35,15 @@ type Config struct {
 	// runs recent runs, for /jobs and the status page. Nil serves an empty
 	// list. Called per request.
 	JobViews func(runs int) []jobs.JobView
+	// Nodes returns the other nodes heard (udp mode), for the status page.
+	// Nil lists only this node and the leader it knows.
+	Nodes func() []NodeView
+	// Quorum returns quorum mode's state for the status page; nil (or Size
+	// 0) means quorum mode is off.
+	Quorum func() QuorumView
+	// Changes records leadership changes for the status page; nil shows
+	// none. Its Callbacks must be given to the Elector.
+	Changes *ChangeLog
 	// Extra returns any further view (peers heard, ...), encoded as the
 	// "extra" field. Nil leaves the field out. Called per request.
 	Extra func() any
@@ -77,9 +86,7 @@ func (s *Server) Handler() http.Handler {
 	if s.cfg.Metrics != nil {
 		mux.Handle("GET /metrics", s.cfg.Metrics.Handler())
 	}
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
-		writeText(w, http.StatusOK, "lanleader: /livez /readyz /status /metrics")
-	})
+	mux.HandleFunc("GET /{$}", s.page)
 	return mux
 }
 

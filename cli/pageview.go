@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"github.com/lanleader/lanleader/election/udp"
+	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/httpapi"
+)
+
+// udpNodes lists the peers a udp node heard for the status page, with the
+// role this node can tell: the rival leader and deaf peers by name, the
+// rest as followers (the page marks the known leader).
+func udpNodes(e *udp.Elector) []httpapi.NodeView {
+	h := e.Hearing()
+	deaf := map[string]bool{}
+	for _, d := range h.DeafPeers {
+		deaf[d.ID] = true
+	}
+	var out []httpapi.NodeView
+	for _, p := range e.Peers() {
+		role := "follower"
+		switch {
+		case p.Resigned:
+			role = "resigned"
+		case p.ID == h.Rival.ID:
+			role = "rival leader"
+		case deaf[p.ID]:
+			role = "follower (does not hear the leader)"
+		}
+		out = append(out, httpapi.NodeView{ID: p.ID, Addr: p.Addr, Role: role, Ago: p.Ago})
+	}
+	return out
+}
+
+func udpQuorum(q protocol.QuorumStatus) httpapi.QuorumView {
+	return httpapi.QuorumView{Size: q.Size, Majority: q.Majority, Reachable: q.Reachable, Heard: q.Heard,
+		Lost: q.Lost, Overfull: q.Overfull}
+}

@@ -1,0 +1,40 @@
+package udp
+
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/election/udp/protocol"
+)
+
+// PeerView is another node heard lately, for the status page.
+type PeerView struct {
+	ID       string
+	Addr     string // where it last sent from; empty if unknown
+	Priority uint8
+	// Ago is how long since its last accepted message.
+	Ago      time.Duration
+	Resigned bool
+}
+
+// Peers returns the other nodes heard within ForgetPeerAfter, sorted by id.
+func (e *Elector) Peers() []PeerView {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.clock.Now()
+	ps := e.node.Peers(now)
+	out := make([]PeerView, len(ps))
+	for i, p := range ps {
+		out[i] = PeerView{ID: p.ID, Priority: p.Priority, Ago: now.Sub(p.LastHeard), Resigned: p.Resigned}
+		if a, ok := e.addrs[p.ID]; ok {
+			out[i].Addr = a.String()
+		}
+	}
+	return out
+}
+
+// Quorum returns quorum mode's view (Size 0 when quorum mode is off).
+func (e *Elector) Quorum() protocol.QuorumStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.node.Quorum()
+}

@@ -1,0 +1,79 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/httpapi"
+)
+
+// The page without a browser: what it says, its headers, its parameters.
+func TestStatusPageHTML(t *testing.T) {
+	changes := httpapi.NewChangeLog("nas")
+	el := newFake(t, changes.Callbacks())
+	h := httpapi.New(httpapi.Config{
+		Elector: el, JobViews: sampleJobs, Changes: changes, Version: "v1.2.3",
+		Nodes: func() []httpapi.NodeView {
+			return []httpapi.NodeView{{ID: "pi", Addr: "198.18.0.2:7483", Role: "follower", Ago: 2 * time.Second},
+				{ID: "mini", Role: "rival leader", Ago: time.Second}}
+		},
+		Quorum: func() httpapi.QuorumView { return httpapi.QuorumView{Size: 3, Majority: 2, Heard: 3} },
+	}).Handler()
+	el.n.Update(election.Status{Node: "nas", Role: election.Follower, Term: 4, Leader: election.LeaderInfo{ID: "pi", Addr: "198.18.0.2:7483", Term: 4}})
+	el.n.Update(election.Status{Node: "nas", Role: election.Follower, Term: 4})
+	el.n.Update(election.Status{Node: "nas", Role: election.Leader, Term: 9, Leader: election.LeaderInfo{ID: "nas", Term: 9}})
+
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, "text/html; charset=utf-8", rec.Header().Get("Content-Type"))
+	assert.Contains(t, rec.Header().Get("Content-Security-Policy"), "default-src 'none'", "no external assets, no scripts")
+	body := rec.Body.String()
+	assert.Contains(t, body, `<meta http-equiv="refresh" content="5">`)
+	assert.Contains(t, body, `name="viewport"`, "readable on a phone")
+	assert.NotContains(t, body, "<script")
+	assert.NotRegexp(t, `(src|href)="(https?:)?//`, body, "nothing loaded from elsewhere")
+	for _, want := range []string{
+		`<b id="role">leader</b>`, "<b>nas</b>", "majority 2 of 3", "held",
+		"198.18.0.2:7483", "rival leader", "2s ago",
+		`id="job-backup"`, "0 2 * * *", "a1b2c3d4e5f60718", "exit status 3", "manual", "scheduled (heard)",
+		"this node (nas) took over from pi after an election (term 4 → 9)",
+		"pi is no longer heard leading (term 4)",
+		"lanleader v1.2.3",
+	} {
+		assert.Contains(t, body, want)
+	}
+	// The leader's own entry is listed once, as this node.
+	assert.Equal(t, 1, strings.Count(body, "(this node)"))
+
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/?refresh=30", nil))
+	assert.Contains(t, rec.Body.String(), `content="30"`)
+	for _, bad := range []string{"0", "x", "3601"} {
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/?refresh="+bad, nil))
+		assert.Equal(t, http.StatusBadRequest, rec.Code, bad)
+	}
+}
+
+// Names are escaped: a job or node name cannot inject markup.
+func TestStatusPageEscapes(t *testing.T) {
+	el := newFake(t, election.Callbacks{})
+	h := httpapi.New(httpapi.Config{Elector: el, Nodes: func() []httpapi.NodeView {
+		return []httpapi.NodeView{{ID: `<img src=x onerror=alert(1)>`, Role: "follower"}}
+	}}).Handler()
+	code, body := get(t, h, "/")
+	require.Equal(t, http.StatusOK, code)
+	assert.NotContains(t, body, "<img")
+	assert.Contains(t, body, "&lt;img")
+	assert.Contains(t, body, "No jobs configured.")
+	assert.Contains(t, body, "None since this node started.")
+	assert.Contains(t, body, "<b>off</b>", "quorum off without a Quorum func")
+}
