@@ -2,8 +2,6 @@ package udp
 
 import (
 	"time"
-
-	"github.com/lanleader/lanleader/election/udp/protocol"
 )
 
 // PeerView is another node heard lately, for the status page.
@@ -30,11 +28,4 @@ func (e *Elector) Peers() []PeerView {
 		}
 	}
 	return out
-}
-
-// Quorum returns quorum mode's view (Size 0 when quorum mode is off).
-func (e *Elector) Quorum() protocol.QuorumStatus {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.node.Quorum()
 }
