@@ -9,6 +9,7 @@ import (
 // change is logged once.
 type quorumLog struct {
 	lost, overfull bool
+	heard          int
 }
 
 // logQuorum logs changes of quorum mode's state: a majority lost (WARN,
@@ -22,8 +23,8 @@ func (e *Elector) logQuorum() {
 		return
 	}
 	w := &e.qlog
-	if q.Overfull != w.overfull {
-		w.overfull = q.Overfull
+	if q.Overfull != w.overfull || (q.Overfull && q.Heard > w.heard) {
+		w.overfull, w.heard = q.Overfull, q.Heard
 		if q.Overfull {
 			e.log.Error(fmt.Sprintf("cluster_size too small: heard %d distinct node ids, cluster_size is %d; no node acts as leader until cluster_size matches the nodes on the LAN", q.Heard, q.Size),
 				slog.Int("heard_ids", q.Heard), slog.Int("cluster_size", q.Size), slog.Any("ids", q.HeardIDs))

@@ -66,11 +66,12 @@ func (n *Node) countMembers(now time.Time) {
 		}
 	}
 	slices.Sort(ids)
-	was := n.q.overfull()
+	was, before := n.q.overfull(), n.q.heard
 	n.q.heardIDs, n.q.heard = ids, len(ids)
-	if n.q.overfull() && (!was || !now.Before(n.q.announceAt)) {
-		// Make ourselves heard by everyone, now and every third of
-		// ForgetPeerAfter while it lasts, so each node counts us.
+	if n.q.overfull() && (!was || n.q.heard > before || !now.Before(n.q.announceAt)) {
+		// Make ourselves heard by everyone — now, whenever a new id shows
+		// up (it may not know us yet) and every third of ForgetPeerAfter
+		// while it lasts — so each node counts us.
 		n.emit("", Message{Type: Query})
 		n.q.announceAt = now.Add(n.t.ForgetPeerAfter / 3)
 	}

@@ -1,0 +1,118 @@
+# shellcheck shell=bash
+# Quorum mode (issue 10): a cluster_size smaller than the nodes on the LAN
+# gives no leader and an ERROR; a minority side has no leader and says so
+# (WARN with counts); the majority keeps or elects exactly one; a crash is
+# failed over. Sourced by scripts/netns-test.sh (see README.md here).
+
+# qr_restart ARGS...: every node restarted with ARGS (none: the suite's
+# defaults). Instants around a whole-cluster restart may run twice (the new
+# cluster has no ledger), so they are excluded.
+qr_restart() {
+	local t0 i
+	t0=$(llt_now_ms)
+	cluster_stop
+	NODE_ARGS=("$@")
+	NODE_ARGS_ONE=()
+	for ((i = 1; i <= NODES; i++)); do node_start "$i"; done
+	EXCLUDED+=("quorum_restart:$((t0 - UNANNOUNCED_MS)):$(($(llt_now_ms) + 3000))")
+}
+
+# qr_leaders "I..." prints how many of the listed nodes say they lead.
+qr_leaders() {
+	local i n=0
+	agree "$1" >/dev/null
+	for i in $1; do
+		parse_status "$(cat "$WORK/st.$i")" && [ "$ROLE" = leader ] && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# qr_logged PATTERN "I..." succeeds when every listed node's log has a line
+# matching the extended regex PATTERN after its last start.
+qr_logged() {
+	local i
+	for i in $2; do
+		awk '/"msg":"netns-test: start"/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$WORK/n$i.log" |
+			grep -Eq -- "$1" || return 1
+	done
+}
+
+# --- 5 nodes, cluster_size 3 -------------------------------------------------
+
+sc_quorum_oversize() {
+	local size=$((NODES / 2 + 1)) all i n bad=0
+	say "quorum: $NODES nodes started with --cluster-size $size: no leader, an ERROR"
+	qr_restart --cluster-size "$size"
+	all=$(alive_nodes)
+	sleep 4
+	for i in 1 2 3 4 5 6; do
+		n=$(qr_leaders "$all")
+		[ "$n" = 0 ] || bad=$((bad + 1))
+		sleep 0.5
+	done
+	if [ "$bad" = 0 ]; then
+		pass "quorum_oversize: no node leads over 3 s of polling"
+	else
+		fail "quorum_oversize: a node led in $bad of 6 polls ($VIEW)"
+	fi
+	if qr_logged "\"level\":\"ERROR\".*cluster_size too small: heard $NODES distinct node ids, cluster_size is $size" "$all"; then
+		pass "quorum_oversize: every node logged ERROR 'cluster_size too small: heard $NODES distinct node ids, cluster_size is $size'"
+	else
+		fail "quorum_oversize: a node did not log the cluster_size ERROR ($(grep -h 'cluster_size' "$WORK"/n*.log | tail -n 2 | cut -c1-300))"
+	fi
+	qr_restart
+	settle quorum_oversize
+}
+
+# --- quorum basics: partition, minority, crash --------------------------------
+
+sc_quorum_basics() {
+	say "quorum: cluster_size $NODES; partition 2|rest; SIGKILL of the leader"
+	qr_restart --cluster-size "$NODES"
+	settle quorum_basics || { qr_restart; settle quorum_basics; return 1; }
+	pass "quorum_basics: one leader (n$AGREED, term $AGREED_TERM) with cluster_size $NODES"
+	local L=$AGREED all small big x t0
+	all=$(alive_nodes)
+	# The leader and one follower form the minority.
+	x=$(without "$all" "$L")
+	small="$L ${x%% *}"
+	big=$(without "$x" "${x%% *}")
+	t0=$(llt_now_ms)
+	llt_partition "$small" "$big"
+	if llt_poll $((FAILOVER_BOUND_MS + 5000)) 100 agree "$big"; then
+		pass "quorum_basics: the majority {$big} elected n$AGREED"
+	else
+		fail "quorum_basics: the majority {$big} has no single leader ($VIEW)"
+	fi
+	sleep 2
+	local n
+	n=$(qr_leaders "$small")
+	if [ "$n" = 0 ]; then
+		pass "quorum_basics: the minority {$small} has no leader"
+	else
+		fail "quorum_basics: $n leader(s) in the minority {$small} ($VIEW)"
+	fi
+	if qr_logged '"level":"WARN".*no majority: [12] of '"$NODES"' reachable' "$small"; then
+		pass "quorum_basics: the minority logged WARN 'no majority: k of $NODES reachable'"
+	else
+		# shellcheck disable=SC2046
+		fail "quorum_basics: no 'no majority' WARN on {$small} ($(grep -h 'majority' $(logs_of "$small") | tail -n 2 | cut -c1-300))"
+	fi
+	llt_heal
+	EXCLUDED+=("quorum_partition:$((t0 - UNANNOUNCED_MS)):$(($(llt_now_ms) + 1000))")
+	if llt_poll $((FAILOVER_BOUND_MS + 8000)) 100 agree "$all"; then
+		pass "quorum_basics: after heal all agree on n$AGREED"
+	else
+		fail "quorum_basics: no single leader after heal ($VIEW)"
+	fi
+	if qr_logged '"msg":"majority regained' "$small"; then
+		pass "quorum_basics: the minority logged INFO 'majority regained'"
+	else
+		fail "quorum_basics: no 'majority regained' on {$small}"
+	fi
+	qr_restart
+	settle quorum_basics
+}
+
+register_scenario quorum_oversize default
+register_scenario quorum_basics default
