@@ -334,6 +334,13 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 			return metrics.Hearing{Isolated: h.Isolated, Deaf: h.Deaf, RivalLeader: h.Rival.ID != "",
 				DeafPeers: len(h.DeafPeers), DuplicateID: h.Duplicate.Incarnation != 0, SignedUnchecked: e.SignedUnchecked()}
 		})
+		if s.ClusterSize > 0 {
+			env.Metrics.WatchQuorum(func() metrics.Quorum {
+				q, st := e.Quorum(), e.Stats()
+				return metrics.Quorum{Lost: q.Lost, Reachable: q.Reachable, Overfull: q.Overfull, HeardIDs: q.Heard,
+					ClaimsWithoutMajority: st.QuorumFailed, LeasesLost: st.LeaseLost}
+			})
+		}
 		// The same numbers as /status's udp view.
 		env.Metrics.WatchTransport(func() metrics.Transport {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())

@@ -64,10 +64,10 @@ sc_quorum_oversize() {
 	settle quorum_oversize
 }
 
-# --- quorum basics: partition, minority, crash --------------------------------
+# --- quorum basics: partition, minority, heal -------------------------------
 
 sc_quorum_basics() {
-	say "quorum: cluster_size $NODES; partition 2|rest; SIGKILL of the leader"
+	say "quorum: cluster_size $NODES; the leader and one follower cut off, then healed"
 	qr_restart --cluster-size "$NODES"
 	settle quorum_basics || { qr_restart; settle quorum_basics; return 1; }
 	pass "quorum_basics: one leader (n$AGREED, term $AGREED_TERM) with cluster_size $NODES"
