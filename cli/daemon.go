@@ -155,7 +155,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 
 	logger.Info("lanleader starting", "version", version.String(), "mode", s.Mode,
 		"jobs", len(file.Jobs), "config", file.Path, "http", s.HTTP)
-	cb := election.Combine(logCallbacks(logger, s.NodeID), m.Callbacks(), d.runner.Callbacks(), d.hooks.Callbacks(), changes.Callbacks())
+	cb := election.Combine(logCallbacks(ctx, logger, s.NodeID, el.Why), m.Callbacks(), d.runner.Callbacks(), d.hooks.Callbacks(), changes.Callbacks())
 	// Stop order: runs end first (cancel, or finish within stop_grace)
 	// while the elector keeps running, so a leader keeps heartbeating and
 	// nobody takes over and starts a job beside a run of ours; then the
@@ -213,14 +213,28 @@ func (d *daemon) alive() {
 }
 
 // logCallbacks logs every leadership transition with fixed messages that
-// scripts (scripts/netns-test.sh) and operators grep for.
-func logCallbacks(logger *slog.Logger, node string) election.Callbacks {
+// scripts (scripts/netns-test.sh) and operators grep for, and why a
+// leadership ended: stopping (ctx done), or what the mode's why says.
+func logCallbacks(ctx context.Context, logger *slog.Logger, node string, why func() string) election.Callbacks {
 	return election.Callbacks{
 		OnStartedLeading: func(_ context.Context, term uint64) {
+			if why != nil {
+				why()
+			}
 			logger.Info("became leader", "term", term)
 		},
 		OnStoppedLeading: func() {
-			logger.Info("stopped leading")
+			reason := ""
+			switch {
+			case ctx.Err() != nil:
+				reason = "stopping"
+			case why != nil:
+				reason = why()
+			}
+			if reason == "" {
+				reason = "unknown"
+			}
+			logger.Info("stopped leading", "reason", reason)
 		},
 		OnNewLeader: func(l election.LeaderInfo) {
 			if !l.Known() {

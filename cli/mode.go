@@ -94,6 +94,11 @@ type Elector struct {
 	// starts (jobs.StartGate): a store-backed mode writes the entry in a
 	// transaction, udp in quorum mode waits for a majority's acks.
 	Gate jobs.StartGate
+	// Why, if set, says why this node stopped leading (for the "stopped
+	// leading" log line): called from OnStartedLeading to note the state
+	// (its answer ignored) and from OnStoppedLeading, comparing. Empty
+	// means unknown.
+	Why func() string
 	// Gather is the gathering window of a new leadership
 	// (jobs.RunnerConfig.Gather): how long a new leader collects its
 	// peers' ledgers before it decides what its predecessors missed.

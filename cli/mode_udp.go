@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -356,6 +357,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		Publish: e.Publish,
 		Gate:    jobs.StartGateFunc(func(ctx context.Context, _ string, _ jobs.LedgerEntry) error { return e.Commit(ctx) }),
 		Gather:  e.GatherWindow(),
+		Why:     stepDownReason(e),
 		View: func() any {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
 			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())
@@ -364,4 +366,27 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		Nodes:  func() []httpapi.NodeView { return udpNodes(e) },
 		Quorum: func() httpapi.QuorumView { return udpQuorum(e.Quorum()) },
 	}, nil
+}
+
+// stepDownReason returns the udp mode's Elector.Why: it compares the
+// protocol's counters with those noted when the leadership started.
+func stepDownReason(e *udp.Elector) func() string {
+	var mu sync.Mutex
+	var base protocol.Stats
+	return func() string {
+		st, q := e.Stats(), e.Quorum()
+		mu.Lock()
+		defer mu.Unlock()
+		prev := base
+		base = st
+		switch {
+		case st.Pauses > prev.Pauses:
+			return "resumed from a pause: leadership unknown until the cluster is heard again"
+		case q.Size > 0 && q.Lost:
+			return fmt.Sprintf("quorum lost: %d of %d nodes reachable, %d needed", q.Reachable, q.Size, q.Majority)
+		case st.SteppedDown > prev.SteppedDown:
+			return "a better leader or claim was heard"
+		}
+		return ""
+	}
 }
