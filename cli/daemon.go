@@ -57,9 +57,19 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	// starts: a udp leader piggybacks the runner's ledger on heartbeats, and
 	// followers adopt what they hear synchronously, before a takeover is
 	// reported, so the new leader knows what the old one started.
+	store, err := openState(s, logger)
+	if err != nil {
+		return err
+	}
+	persist := statePersister{store: store, runner: func() *jobs.Runner { return d.runner }, log: logger}
 	adopt := func(p []byte) {
 		if err := d.runner.AdoptLedger(p); err != nil {
 			logger.Warn("ignoring a leader's job ledger that does not decode", "err", err)
+			return
+		}
+		// On disk before the elector acknowledges it (quorum mode).
+		if err := persist.saveLedger(); err != nil {
+			logger.Error("cannot save the job ledger", "err", err)
 		}
 	}
 	for _, w := range rc.warnings {
@@ -72,6 +82,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		Metrics:     m,
 		Ledger:      func() []byte { return d.runner.Ledger() },
 		AdoptLedger: adopt,
+		State:       store,
 	})
 	if err != nil {
 		return err
@@ -83,7 +94,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		Node:   s.NodeID,
 		Logger: logger,
 		CanRun: el.canRun(),
-		Gate:   el.Gate,
+		Gate:   persist.gate(el.Gate),
 		Gather: el.Gather,
 		OnLedgerChange: func() {
 			if el.Publish != nil {
@@ -92,6 +103,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		},
 		OnRunFinished: func(rec jobs.RunRecord) {
 			m.JobFinished(rec.Job, rec.Outcome.String(), rec.Duration)
+			persist.saveRun()
 			if rec.Outcome == jobs.OutcomeFailed {
 				d.hooks.JobFailed(hooks.JobFailure{Job: rec.Job, RunID: rec.RunID, ScheduledAt: rec.ScheduledAt,
 					Term: rec.Term, ExitCode: rec.ExitCode, Attempt: rec.Attempt, Error: rec.Error, Output: rec.Output})
@@ -101,6 +113,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	if err != nil {
 		return ConfigError{fmt.Errorf("%s: %w", file.Path, err)}
 	}
+	persist.restore(d.runner)
 	hookCfg := file.Hooks
 	hookCfg.Node = s.NodeID
 	hookCfg.OnResult = m.HookFinished

@@ -43,6 +43,7 @@ func demoNodeArgs(n *demoNode, peers, configPath, keyPath string, interval time.
 		"--config", configPath,
 		"--secret-file", keyPath,
 		"--http=",
+		"--state-dir=", // demo nodes start cold: a demo is not a deployment
 		"--log-format", "json",
 	}
 }

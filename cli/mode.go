@@ -10,6 +10,7 @@ import (
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/httpapi"
+	"github.com/lanleader/lanleader/internal/statefile"
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
@@ -69,6 +70,10 @@ type Env struct {
 	// from the leader to the followers sends it, so that a new leader knows
 	// which scheduled runs the old one started. Valid once Run is called.
 	Ledger func() []byte
+	// State is this node's state file, nil when there is none (--state-dir
+	// empty). A mode keeps what must survive a restart in it (udp: the
+	// highest round and term, State().Round/MaxTerm).
+	State *statefile.Store
 	// AdoptLedger hands a ledger received from a leader to the job runner.
 	// Call it before reporting a takeover to the callbacks.
 	AdoptLedger func([]byte)

@@ -18,6 +18,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
 	"github.com/lanleader/lanleader/httpapi"
+	"github.com/lanleader/lanleader/internal/statefile"
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
@@ -314,6 +315,14 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("udp socket %s (--bind, --port, --peers): %s", pc.Addr, strings.TrimPrefix(err.Error(), "udp: "))
 	}
+	var onDurable func(protocol.Durable) error
+	if env.State != nil {
+		st := env.State.State()
+		pc.Resume = protocol.Durable{Round: st.Round, MaxTerm: st.MaxTerm}
+		onDurable = func(d protocol.Durable) error {
+			return env.State.Update(func(st *statefile.State) { st.Round, st.MaxTerm = d.Round, d.MaxTerm })
+		}
+	}
 	e, err := udp.New(udp.Config{
 		Protocol:  pc,
 		Transport: t,
@@ -321,6 +330,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		Logger:    logger,
 		Payload:   env.Ledger,
 		OnPayload: func(_ string, _ uint64, p []byte) { env.AdoptLedger(p) },
+		OnDurable: onDurable,
 		OnPacket:  env.Metrics.PacketReceived,
 		// Hearing nobody is worth a WARN when others are expected.
 		ExpectPeers: len(s.Peers) > 0 || s.ClusterSize > 0,

@@ -18,7 +18,7 @@ const DefaultConfigPath = "/etc/lanleader/lanleader.yaml"
 
 // commonElectionKeys are the keys under election: that belong to lanleader
 // itself rather than to a mode.
-var commonElectionKeys = []string{"mode", "node_id", "http"}
+var commonElectionKeys = []string{"mode", "node_id", "http", "state_dir"}
 
 // settings are the settings of `lanleader run` that every mode shares: the
 // config file's election: section, overridden by any flag given
@@ -34,7 +34,17 @@ type settings struct {
 	// finish runs (before it leaves the election) and for the on_stop hook
 	// (after) before it kills them. The systemd unit's TimeoutStopSec must be above it.
 	StopGrace time.Duration
+	// StateDir holds the state file (internal/statefile); "" means none.
+	// The default, DefaultStateDir, is used only if it exists and is
+	// writable (StateDirSet false).
+	StateDir    string
+	StateDirSet bool
 }
+
+// DefaultStateDir is where run keeps its state file when --state-dir
+// (election.state_dir) is not given and the directory exists and is
+// writable (the packaged systemd unit creates it: StateDirectory=).
+const DefaultStateDir = "/var/lib/lanleader"
 
 // defaultSettings are used for anything neither the file nor a flag sets.
 func defaultSettings() settings {
@@ -44,6 +54,7 @@ func defaultSettings() settings {
 		LogFormat: "text",
 		LogLevel:  "info",
 		StopGrace: 30 * time.Second,
+		StateDir:  DefaultStateDir,
 	}
 }
 
@@ -56,11 +67,13 @@ func commonFlags(fs *pflag.FlagSet, s *settings, modes []Mode) {
 	fs.StringVar(&s.Mode, "mode", s.Mode, "election mode: "+orList(names))
 	fs.StringVar(&s.NodeID, "node-id", s.NodeID, "this node's id (default: hostname)")
 	fs.StringVar(&s.HTTP, "http", s.HTTP, "status and metrics endpoint address; empty turns it off")
+	fs.StringVar(&s.StateDir, "state-dir", s.StateDir, "directory of this node's state file (terms, job ledger, run history), kept across restarts; empty turns it off; the default is used only if it exists and is writable")
 }
 
 // merge applies the common keys of the file's election: section to s,
 // except where a flag was given (src.Changed).
 func (s *settings) merge(src *Source) {
+	s.StateDirSet = src.Changed("state-dir")
 	if src.File == nil {
 		return
 	}
@@ -74,6 +87,10 @@ func (s *settings) merge(src *Source) {
 	if e.HTTP != nil && !src.Changed("http") {
 		s.HTTP = *e.HTTP
 	}
+	if e.StateDir != nil && !src.Changed("state-dir") {
+		s.StateDir = *e.StateDir
+	}
+	s.StateDirSet = s.StateDirSet || e.StateDir != nil
 }
 
 // validate checks the common settings and fills the node id from the

@@ -51,6 +51,7 @@ type Election struct {
 	Preempt    *bool         // udp mode: a better node takes over
 	SecretFile string        // udp mode: file with the HMAC key
 	HTTP       *string       // status endpoint address; "" turns it off
+	StateDir   *string       // directory of the state file; "" turns it off
 	// ClusterSize turns on quorum mode (udp): the number of nodes; a
 	// leader needs a majority of them. 0 means no quorum.
 	ClusterSize int

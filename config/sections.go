@@ -13,7 +13,7 @@ import (
 var (
 	topKeys      = []string{"election", "jobs", "hooks"}
 	electionKeys = []string{"mode", "node_id", "leader", "env_var", "cluster", "bind", "port",
-		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "cluster_size"}
+		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "cluster_size", "state_dir"}
 	jobKeys = []string{"name", "schedule", "command", "shell", "dir", "env", "timeout",
 		"overlap", "retries", "retry_delay", "on_leader_loss", "misfire", "misfire_grace",
 		"rerun_interrupted", "kill_grace", "on_failure"}
@@ -89,6 +89,10 @@ func (d *decoder) election(n *yaml.Node) {
 		case "http":
 			if s, ok := d.str(v, p); ok {
 				e.HTTP = &s
+			}
+		case "state_dir":
+			if s, ok := d.str(v, p); ok {
+				e.StateDir = &s
 			}
 		default:
 			d.f.ElectionExtra[key] = v

@@ -278,7 +278,7 @@ node_start() {
 	setsid ip netns exec "$ns" "$BIN" run --mode=udp --config "${CONFIG_FILE:-$WORK/config.yaml}" \
 		--node-id "n$i" --bind "$(llt_ip "$i")" --port "$UDP_PORT" --cluster "$CLUSTER" \
 		--interval "$INTERVAL" --misses "$MISSES" --http "127.0.0.1:$HTTP_PORT" \
-		--log-format=json "${NODE_ARGS[@]}" ${NODE_ARGS_ONE[$i]:-} \
+		--log-format=json --state-dir "$WORK/state.n$i" "${NODE_ARGS[@]}" ${NODE_ARGS_ONE[$i]:-} \
 		>>"$WORK/n$i.out" 2>>"$WORK/n$i.log" </dev/null &
 	LLT_DAEMON_PID[$i]=$!
 }

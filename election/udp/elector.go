@@ -40,6 +40,12 @@ type Config struct {
 	// before it acknowledges it. It must not block for long; p must not be
 	// kept or modified.
 	OnPayload func(from string, term uint64, p []byte)
+	// OnDurable, if set, is called with the protocol's Durable state
+	// (highest round and term) whenever it changes, on the run loop's
+	// goroutine, before any packet queued with the change is sent: it
+	// should write it to stable storage (the state file) and return once
+	// it is there. Protocol.Resume gives it back after a restart.
+	OnDurable func(protocol.Durable) error
 	// Clock is the protocol's time source; nil means SystemClock(), which
 	// counts through host suspend. Tests inside testing/synctest use
 	// GoClock.
@@ -88,6 +94,8 @@ type Elector struct {
 	waiting []*commitWait
 	// done is closed when Run returns.
 	done chan struct{}
+	// durable is the last Durable passed to OnDurable (run loop only).
+	durable protocol.Durable
 }
 
 var _ election.Elector = (*Elector)(nil)
@@ -123,6 +131,7 @@ func New(cfg Config) (*Elector, error) {
 		node:    node,
 		addrs:   make(map[string]netip.AddrPort),
 		initial: node.Status(),
+		durable: node.Durable(),
 		publish: make(chan struct{}, 1),
 		probes:  newProber(cfg.Transport, cfg.Protocol.Interval),
 		commits: make(chan *commitWait),

@@ -171,7 +171,16 @@ func (e *Elector) countPacket(typ, result string) {
 func (e *Elector) flush() {
 	e.mu.Lock()
 	out := e.node.Ready()
+	d := e.node.Durable()
 	e.mu.Unlock()
+	if d != e.durable && e.cfg.OnDurable != nil {
+		// Before anything goes out: a claim of a new round must not leave
+		// before the round is on disk.
+		if err := e.cfg.OnDurable(d); err != nil {
+			e.log.Error("cannot save the election state; a restart may reuse a term", "round", d.Round, "err", err)
+		}
+	}
+	e.durable = d
 	for _, env := range out {
 		b, err := wire.Encode(env.Msg, e.cfg.Keyring)
 		if err != nil && len(env.Msg.Payload) > 0 {

@@ -86,6 +86,9 @@ type Config struct {
 	// predecessors missed; followers send Ledger messages to a new
 	// leadership for as long. Zero means 5 × Interval.
 	GatherWindow time.Duration
+	// Resume is this node's Durable state from its previous life (the
+	// state file), zero for a cold start: it claims above Resume.Round.
+	Resume Durable
 
 	// Incarnation identifies this process start; it must be greater than
 	// the incarnation of any earlier start of the same NodeID, so peers can

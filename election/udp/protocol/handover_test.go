@@ -157,3 +157,21 @@ func TestCommittedVersions(t *testing.T) {
 	assert.True(t, a.Committed(ver), "an older version stays committed")
 	assert.False(t, b.Committed(ver), "a follower commits nothing")
 }
+
+// A node resumed from its Durable state claims above the persisted round,
+// and Durable reports what it used and saw.
+func TestResumeKeepsTermsGrowing(t *testing.T) {
+	c := testConfig("me", 100, 1)
+	c.Resume = Durable{Round: 40, MaxTerm: MakeTerm(40, 200, 9)}
+	n, err := NewNode(c, t0)
+	require.NoError(t, err)
+	assert.Equal(t, c.Resume, n.Durable())
+	for n.Status().Role != election.Leader {
+		n.Tick(n.NextTick())
+	}
+	assert.Equal(t, uint64(41), TermRound(n.Status().Leader.Term), "claims above the persisted round")
+	assert.Equal(t, uint64(41), n.Durable().Round)
+
+	cold, _ := alone(t, "me", 100, 1)
+	assert.Equal(t, uint64(1), TermRound(cold.Status().Leader.Term), "without Resume terms start over")
+}

@@ -156,6 +156,7 @@ func NewNode(cfg Config, now time.Time) (*Node, error) {
 			Dropped:  make(map[DropReason]uint64),
 		},
 	}
+	n.resume(cfg.Resume)
 	n.t = cfg.Timings()
 	n.q = newQuorumTracker(n.t, cfg.ClusterSize, now)
 	n.fstate = waiting
