@@ -133,7 +133,7 @@ func New(cfg Config) (*Elector, error) {
 		initial: node.Status(),
 		durable: node.Durable(),
 		publish: make(chan struct{}, 1),
-		probes:  newProber(cfg.Transport, cfg.Protocol.Interval),
+		probes:  newProber(cfg.Transport, cfg.Protocol.Timings().ProbeWait),
 		commits: make(chan *commitWait),
 		done:    make(chan struct{}),
 		// delivered is keyed by sender, bounded like addrs.

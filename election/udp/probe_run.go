@@ -26,11 +26,9 @@ type probeResult struct {
 	unreachable bool
 }
 
-func newProber(t Transport, interval time.Duration) *prober {
+func newProber(t Transport, wait time.Duration) *prober {
 	p, _ := t.(Prober)
-	// Half an interval: an ICMP answer takes a LAN round trip, and the next
-	// probe is due an interval after this one, so probes never overlap.
-	return &prober{p: p, wait: interval / 2, done: make(chan probeResult, 1)}
+	return &prober{p: p, wait: wait, done: make(chan probeResult, 1)}
 }
 
 // next returns when a probe is due, or the zero time (never).

@@ -114,5 +114,36 @@ sc_quorum_basics() {
 	settle quorum_basics
 }
 
+# --- failover with and without quorum (a measurement, not in the default run)
+
+# qr_series NAME ARGS...: restart the cluster with ARGS, then ROUNDS SIGKILLs
+# of the leader (bench_series); prints the series' p50 in ms.
+qr_series() {
+	local name=$1
+	shift
+	qr_restart "$@"
+	settle "$name" || return 1
+	bench_series "$name" kill >&2
+	local s=${SERIES[${#SERIES[@]} - 1]#*:}
+	python3 -c 'import statistics,sys; v=[float(x) for x in sys.argv[1].split(",") if x]; print(round(statistics.median(v)) if v else "")' "$s"
+}
+
+sc_quorum_failover() {
+	say "quorum: crash failover, $NODES nodes, $INTERVAL, $ROUNDS rounds each, without and with --cluster-size $NODES (load $(cut -d' ' -f1-3 /proc/loadavg))"
+	SERIES=()
+	local plain quorum
+	plain=$(qr_series failover_plain) || { fail "quorum_failover: no figures without quorum"; qr_restart; return 1; }
+	quorum=$(qr_series failover_quorum --cluster-size "$NODES") || { fail "quorum_failover: no figures with quorum"; qr_restart; return 1; }
+	info "series: ${SERIES[*]}"
+	if [ -n "$plain" ] && [ -n "$quorum" ] && ((quorum * 10 <= plain * 12)); then
+		pass "quorum_failover: p50 $quorum ms with quorum, $plain ms without (within 1.2x)"
+	else
+		fail "quorum_failover: p50 ${quorum:-?} ms with quorum, ${plain:-?} ms without (want within 1.2x)"
+	fi
+	qr_restart
+	settle quorum_failover
+}
+
+register_scenario quorum_failover
 register_scenario quorum_oversize default
 register_scenario quorum_basics default

@@ -47,6 +47,11 @@ type Timings struct {
 	// 30 % loss a deposed leader that hears one of the new leader's first
 	// five heartbeats hands over with 99 % probability.
 	Gather time.Duration
+	// ProbeWait is how long the udp adapter waits for the answer to a
+	// probe of the leader's port: Interval/2 (an ICMP answer takes a LAN
+	// round trip, and the next probe is due an interval later, so probes
+	// never overlap).
+	ProbeWait time.Duration
 	// ForgetPeerAfter is how long a silent peer is remembered (replay
 	// protection, successor choice, the count of node ids heard).
 	ForgetPeerAfter time.Duration
@@ -68,6 +73,7 @@ func (c Config) Timings() Timings {
 		BackoffMax:      c.BackoffMax,
 		PauseThreshold:  c.PauseThreshold,
 		Relisten:        c.Interval,
+		ProbeWait:       c.Interval / 2,
 		ForgetPeerAfter: c.ForgetPeerAfter,
 		MaxClaimBackoff: c.Interval << maxClaimBackoffShift,
 	}

@@ -90,6 +90,30 @@ func Failover(base protocol.Config, nodes int, link Link, seed uint64) (time.Dur
 	return waitNewLeader(s, old, 10*time.Second)
 }
 
+// FailoverClaims is Failover that also counts the CLAIM messages (all
+// nodes, retransmissions included) sent from the crash until the new leader
+// is elected: what one election costs.
+func FailoverClaims(base protocol.Config, nodes int, link Link, seed uint64) (time.Duration, uint64, error) {
+	s := New(Options{Seed: seed, Base: base, Link: link}, nodeIDs(nodes)...)
+	old, err := elect(s, 10*time.Second)
+	if err != nil {
+		return 0, 0, err
+	}
+	s.Run(time.Duration(s.Rand().Int64N(int64(base.Interval))))
+	claims := func() (c uint64) {
+		for _, id := range s.IDs() {
+			if s.Up(id) {
+				c += s.Node(id).Stats().ClaimsSent
+			}
+		}
+		return c
+	}
+	s.Crash(old)
+	before := claims()
+	d, err := waitNewLeader(s, old, 10*time.Second)
+	return d, claims() - before, err
+}
+
 // FailoverLossy is Failover on a link with random loss, after warmup of
 // healthy running so the adaptive detector has learnt the loss. It returns
 // the failover time and the survivors' suspicion threshold at the crash.

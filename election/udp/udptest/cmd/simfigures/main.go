@@ -167,6 +167,28 @@ func run(seeds, stormSeeds int, days float64, only string) error {
 			fmt.Printf("%d nodes%s: crash failover %s\n", n, label, pct(fo))
 			fmt.Printf("%d nodes%s: resign         %s\n", n, label, pct(rs))
 		}
+		for _, n := range []int{3, 7} {
+			for _, quorum := range []bool{false, true} {
+				c := cfg(200*time.Millisecond, false)
+				label := "no quorum"
+				if quorum {
+					c.ClusterSize, label = n, "quorum"
+				}
+				var fo []time.Duration
+				var claims []time.Duration // counts, in a Duration slice for Percentile
+				for s := range seeds {
+					d, k, err := udptest.FailoverClaims(c, n, link, uint64(s+1))
+					if err != nil {
+						return fmt.Errorf("failover claims n=%d seed %d: %w", n, s+1, err)
+					}
+					fo = append(fo, d)
+					claims = append(claims, time.Duration(k))
+				}
+				fmt.Printf("%d nodes, %-9s: crash failover p50 %v p90 %v; claims per election p50 %d p90 %d max %d\n", n, label,
+					udptest.Percentile(fo, 50).Round(time.Millisecond/10), udptest.Percentile(fo, 90).Round(time.Millisecond/10),
+					udptest.Percentile(claims, 50), udptest.Percentile(claims, 90), udptest.Percentile(claims, 100))
+			}
+		}
 	}
 	if only == "" || only == "flap" {
 		d := time.Duration(days * float64(24*time.Hour))
