@@ -144,7 +144,11 @@ func (e *Elector) takeLead(ctx context.Context, el *concurrency.Election, lc *le
 	before := e.beforeLeading
 	e.mu.Unlock()
 	if before != nil {
-		if err := before(ctx, lead.term); err != nil {
+		// Reading the ledger is of no use once the lease may be gone.
+		bctx, cancel := context.WithTimeout(ctx, lc.remaining())
+		err := before(bctx, lead.term)
+		cancel()
+		if err != nil {
 			return nil, nil, fmt.Errorf("before leading (term %d): %w", lead.term, err)
 		}
 	}
