@@ -4,7 +4,24 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"syscall"
+	"unsafe"
 )
+
+// hasChildren reports whether this process has any child, running or not
+// yet reaped (waitid with WNOHANG|WNOWAIT: nothing is reaped). No child
+// means no descendant at all in a subreaper, whose orphans come to it.
+func hasChildren() bool {
+	const pAll = 0
+	var info [128]byte // siginfo_t
+	for {
+		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info)),
+			syscall.WEXITED|syscall.WNOHANG|syscall.WNOWAIT, 0, 0)
+		if e != syscall.EINTR {
+			return e != syscall.ECHILD
+		}
+	}
+}
 
 // childrenOf lists the processes whose parent is pid, zombies included, by
 // reading /proc/*/stat (which, unlike /proc/PID/task/TID/children, needs no

@@ -10,8 +10,13 @@ import (
 )
 
 // orphanSweep is how often AdoptOrphans looks for adopted processes even
-// without a SIGCHLD.
-const orphanSweep = 5 * time.Second
+// without a SIGCHLD; sweepGap is the least time between two sweeps (each
+// reads /proc/*/stat). A shim that dies hands its orphans over before its
+// SIGCHLD arrives, so the sweep that signal triggers finds them.
+const (
+	orphanSweep = 30 * time.Second
+	sweepGap    = 200 * time.Millisecond
+)
 
 // AdoptOrphans makes this process the child subreaper of its descendants
 // (PR_SET_CHILD_SUBREAPER) and, until ctx ends, kills and reaps every
@@ -34,6 +39,11 @@ func AdoptOrphans(ctx context.Context, log *slog.Logger) error {
 			return nil
 		case <-chld:
 		case <-t.C:
+		}
+		select { // coalesce a burst of SIGCHLDs into one sweep after it
+		case <-ctx.Done():
+			return nil
+		case <-time.After(sweepGap):
 		}
 		for _, pid := range sweepOrphans() {
 			log.Warn("killed a process left behind by a job or hook", "pid", pid)

@@ -147,3 +147,13 @@ func TestRunExitKillsLeftovers(t *testing.T) {
 	assert.Equal(t, 0, res.ExitCode)
 	proctest.WaitGone(t, proctest.ReadPID(t, pidFile))
 }
+
+// A process that left the run's group (setsid) is killed too when the run
+// ends: the shim is the run's subreaper and kills what is left.
+func TestRunExitKillsEscapedLeftovers(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	res := Run(context.Background(), Spec{Argv: sh("setsid sleep 300 & echo $! > " + pidFile)})
+	require.NoError(t, res.Err)
+	assert.Equal(t, 0, res.ExitCode)
+	proctest.WaitGone(t, proctest.ReadPID(t, pidFile))
+}

@@ -138,11 +138,8 @@ func reapChildren(done chan<- reaped) {
 func killDescendants(done <-chan reaped) {
 	self := os.Getpid()
 	deadline := time.Now().Add(cleanupBound)
-	for time.Now().Before(deadline) {
-		kids := childrenOf(self)
-		if len(kids) == 0 {
-			return
-		}
+	for time.Now().Before(deadline) && hasChildren() {
+		kids := childrenOf(self) // a scan of /proc: only when there are leftovers
 		for _, k := range kids {
 			_ = syscall.Kill(k, syscall.SIGKILL)
 		}
