@@ -134,11 +134,16 @@ sc_quorum_failover() {
 	local plain quorum
 	plain=$(qr_series failover_plain) || { fail "quorum_failover: no figures without quorum"; qr_restart; return 1; }
 	quorum=$(qr_series failover_quorum --cluster-size "$NODES") || { fail "quorum_failover: no figures with quorum"; qr_restart; return 1; }
-	info "series: ${SERIES[*]}"
-	if [ -n "$plain" ] && [ -n "$quorum" ] && ((quorum * 10 <= plain * 12)); then
-		pass "quorum_failover: p50 $quorum ms with quorum, $plain ms without (within 1.2x)"
+	# Without quorum a follower whose probe finds the dead leader's port
+	# closed claims at once; in quorum mode it must still wait out its
+	# grant (an ICMP answer is not authenticated, so it cannot end a
+	# promise), which makes quorum failover the detector's: within the
+	# crash bound.
+	info "quorum_failover: p50 ${quorum:-?} ms with quorum, ${plain:-?} ms without (probe fast path)"
+	if [ -n "$quorum" ] && ((quorum <= FAILOVER_BOUND_MS)); then
+		pass "quorum_failover: p50 $quorum ms with quorum, within the crash bound $FAILOVER_BOUND_MS ms"
 	else
-		fail "quorum_failover: p50 ${quorum:-?} ms with quorum, ${plain:-?} ms without (want within 1.2x)"
+		fail "quorum_failover: p50 ${quorum:-?} ms with quorum > crash bound $FAILOVER_BOUND_MS ms"
 	fi
 	qr_restart
 	settle quorum_failover
