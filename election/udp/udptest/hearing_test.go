@@ -200,3 +200,52 @@ func TestMuteLeaderStepsDownToSuccessor(t *testing.T) {
 }
 
 const c200 = 200 * time.Millisecond
+
+// A leader that stops receiving (SelfEcho) cannot hear a claim, a RESIGN
+// or a query: it steps down once its own heartbeats have not come back
+// for Misses intervals, a node that hears takes over, and the deaf one
+// does not lead again while deaf.
+func TestDeafLeaderStepsDown(t *testing.T) {
+	for _, seed := range seeds(t, 20) {
+		c := protocol.DefaultLANConfig()
+		c.SelfEcho = true
+		s := New(Options{Seed: seed, Link: LAN, Base: c}, nodeIDs(3)...)
+		old, err := elect(s, 10*time.Second)
+		require.NoError(t, err)
+		s.Deaf(old)
+		_, err = waitNewLeader(s, old, 3*time.Second)
+		require.NoError(t, err, "seed %d: a node that hears takes over", seed)
+		s.Run(5 * time.Second)
+		require.NoError(t, s.Err)
+		assert.Equal(t, election.Follower, s.Node(old).Status().Role, "seed %d", seed)
+		assert.NotZero(t, s.Node(old).Stats().DeafStepDown, "seed %d", seed)
+		assert.Len(t, s.Leaders(), 1, "seed %d", seed)
+	}
+}
+
+// No false alarms: a healthy cluster, in every mode, reports nobody
+// isolated, deaf, rival or duplicate — a leader without quorum included,
+// whose followers tell it they hear it.
+func TestHealthyClusterReportsNoHearingProblem(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		echo bool
+		size int
+	}{{"broadcast", true, 0}, {"unicast", false, 0}, {"quorum", true, 3}} {
+		t.Run(mode.name, func(t *testing.T) {
+			c := protocol.DefaultLANConfig()
+			c.SelfEcho, c.ClusterSize = mode.echo, mode.size
+			s := New(Options{Seed: 1, Link: LAN, Base: c}, nodeIDs(3)...)
+			_, err := elect(s, 10*time.Second)
+			require.NoError(t, err)
+			s.Run(10 * time.Second)
+			for _, id := range s.IDs() {
+				h := s.Node(id).Hearing(s.Now())
+				assert.False(t, h.Isolated || h.Deaf, "%s: %+v", id, h)
+				assert.Empty(t, h.DeafPeers, id)
+				assert.Empty(t, h.Rival.ID, id)
+				assert.Zero(t, h.Duplicate.Incarnation, id)
+			}
+		})
+	}
+}

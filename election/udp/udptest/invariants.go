@@ -18,6 +18,9 @@ import (
 //     earlier one: terms strictly increase across leaders; and at most one
 //     running, unpaused node may act as leader (CanActAsLeader) at any
 //     instant.
+//   - A node deaf (Sim.Deaf) for longer than a promise never acts as
+//     leader in quorum mode; with SelfEcho, a node deaf for longer than a
+//     claim window never becomes leader (hearing.go).
 //   - What the applications are told through election.Callbacks agrees
 //     with the protocol and keeps the Callbacks ordering promises; no two
 //     nodes ever start leading the same term (callbacks.go).

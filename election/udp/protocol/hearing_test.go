@@ -1,0 +1,92 @@
+package protocol
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// A process that hears an older process with its own id does not claim
+// for as long as it heard it recently, even when nothing more arrives.
+func TestNewerDuplicateDoesNotClaim(t *testing.T) {
+	n, err := NewNode(testConfig("me", 100, 1), t0)
+	require.NoError(t, err)
+	n.Ready()
+	n.Step(t0, Message{Type: Query, Cluster: "test", From: "me", Incarnation: 1, Seq: 1, Addr: "10.0.0.9:7483"})
+	d := n.Hearing(t0).Duplicate
+	assert.Equal(t, "10.0.0.9:7483", d.Addr)
+	assert.False(t, d.First, "the other started first")
+	now := t0
+	for now.Before(t0.Add(forgetIntervals * n.cfg.Interval)) {
+		now = n.NextTick()
+		n.Tick(now)
+		for _, e := range n.Ready() {
+			require.NotEqual(t, Claim, e.Msg.Type, "claimed at %v while a duplicate id that was first is heard", now.Sub(t0))
+		}
+		require.NotEqual(t, election.Leader, n.Status().Role)
+	}
+}
+
+// The older process keeps its role and makes itself heard once.
+func TestOlderDuplicateKeepsLeadingAndAnnouncesItself(t *testing.T) {
+	l, now := alone(t, "me", 100, 1)
+	l.Step(now, Message{Type: Query, Cluster: "test", From: "me", Incarnation: ^uint64(0), Seq: 1, Addr: "10.0.0.9:7483"})
+	assert.Equal(t, election.Leader, l.Status().Role)
+	assert.True(t, l.Hearing(now).Duplicate.First)
+	assert.Equal(t, []Type{Query}, types(l.Ready()), "a broadcast the newer process hears before it can claim")
+	l.Step(now, Message{Type: Query, Cluster: "test", From: "me", Incarnation: ^uint64(0), Seq: 2})
+	assert.Empty(t, l.Ready(), "at most one per interval")
+}
+
+// A claim from a node that says it hears nobody is reported at once and
+// not yielded to (nor voted for): it could not lead anyone.
+func TestIsolatedClaimantIsReportedAndIgnored(t *testing.T) {
+	f := newTestNode(t)
+	f.Step(t0, beat("l", 1, 1, 5))
+	c := claim("deaf", 200, 9, 1)
+	c.Flags = FlagIsolated
+	c.Addr = "10.0.0.7:7483"
+	f.Step(t0.Add(time.Millisecond), c)
+	ps := f.Hearing(t0.Add(time.Millisecond)).DeafPeers
+	require.Len(t, ps, 1)
+	assert.Equal(t, DeafPeer{ID: "deaf", Addr: "10.0.0.7:7483", SelfReported: true, Since: t0.Add(time.Millisecond)}, ps[0])
+
+	w := newTestNode(t) // waiting: would yield to any newer claim
+	until := w.waitUntil
+	w.Step(t0.Add(time.Millisecond), c)
+	assert.Equal(t, until, w.waitUntil, "did not yield to it")
+	assert.Empty(t, w.Ready())
+}
+
+// A node that heard nobody for 10 intervals, or whose own broadcasts do
+// not come back, says so in what it sends.
+func TestIsolatedNodeFlagsItsMessages(t *testing.T) {
+	c := testConfig("me", 100, 1)
+	c.SelfEcho = true
+	n, err := NewNode(c, t0)
+	require.NoError(t, err)
+	boot := n.Ready() // the start-up query: nothing known yet
+	require.Len(t, boot, 1)
+	assert.Zero(t, boot[0].Msg.Flags&FlagIsolated)
+	var claims []Message
+	for now := t0; now.Before(t0.Add(3 * time.Second)); {
+		now = n.NextTick()
+		n.Tick(now)
+		for _, e := range n.Ready() {
+			if e.Msg.Type == Claim {
+				claims = append(claims, e.Msg)
+			}
+		}
+	}
+	require.NotEmpty(t, claims)
+	for _, m := range claims {
+		assert.NotZero(t, m.Flags&FlagIsolated, "its start-up query never came back: deaf")
+	}
+	assert.True(t, n.Hearing(n.now).Deaf)
+	assert.True(t, n.Hearing(n.now).Isolated, "and nobody heard for 10 intervals")
+	assert.Zero(t, n.Stats().BecameLeader, "a claim that does not come back does not lead")
+}
