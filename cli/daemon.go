@@ -24,6 +24,7 @@ import (
 type daemon struct {
 	rf     *runFlags
 	log    *slog.Logger
+	level  *slog.LevelVar // the logger's, changed by a reload
 	notify *sdNotifier
 	el     *Elector
 	runner *jobs.Runner
@@ -37,9 +38,9 @@ type daemon struct {
 // endpoint, runs until ctx is done, then shuts down in order: leave the
 // election (jobs are cancelled or finish per policy), wait for runs, run
 // on_stop, stop serving. SIGHUP reloads the config file meanwhile.
-func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Logger) error {
+func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Logger, level *slog.LevelVar) error {
 	s, file := rc.s, rc.file
-	d := &daemon{rf: rf, rc: rc, log: logger, notify: &sdNotifier{log: logger}}
+	d := &daemon{rf: rf, rc: rc, log: logger, level: level, notify: &sdNotifier{log: logger}}
 	m := metrics.New(version.String())
 
 	// The status address is taken before anything else, so a taken port

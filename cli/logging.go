@@ -7,19 +7,30 @@ import (
 )
 
 // newLogger returns the process logger: text (the default, for people) or
-// JSON (for log shippers and scripts) on w.
-func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+// JSON (for log shippers and scripts) on w, and its level, which a reload
+// may change.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, *slog.LevelVar, error) {
+	lvl, err := parseLevel(level)
+	if err != nil {
+		return nil, nil, err
 	}
-	opts := &slog.HandlerOptions{Level: lvl}
+	v := new(slog.LevelVar)
+	v.Set(lvl)
+	opts := &slog.HandlerOptions{Level: v}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), v, nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), v, nil
 	default:
-		return nil, fmt.Errorf("--log-format %q: want text or json", format)
+		return nil, nil, fmt.Errorf("--log-format (log.format) %q: want text or json", format)
 	}
+}
+
+func parseLevel(level string) (slog.Level, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return lvl, fmt.Errorf("--log-level (log.level) %q: want debug, info, warn or error", level)
+	}
+	return lvl, nil
 }

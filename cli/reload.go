@@ -49,9 +49,19 @@ func (d *daemon) reload() {
 	}
 	hookCfg := rc.file.Hooks
 	d.hooks.SetConfig(hookCfg)
+	if rc.s.LogLevel != d.rc.s.LogLevel {
+		if lvl, err := parseLevel(rc.s.LogLevel); err == nil { // load checked it
+			d.level.Set(lvl)
+			log.Info("log level changed", "from", d.rc.s.LogLevel, "to", rc.s.LogLevel)
+		}
+	}
+	if rc.s.LogFormat != d.rc.s.LogFormat {
+		log.Warn("log.format changed in the file; it applies at the next restart", "running", d.rc.s.LogFormat)
+	}
 	// The election part of the running configuration stays as it was.
 	kept := *d.rc
 	kept.file = rc.file
+	kept.s.LogLevel = rc.s.LogLevel
 	d.rc = &kept
 	log.Info("config reloaded", "jobs_added", res.Added, "jobs_removed", res.Removed,
 		"jobs_changed", res.Changed, "jobs", len(rc.file.Jobs))

@@ -98,7 +98,9 @@ const reloadBefore = `jobs:
     shell: echo removed
 `
 
-const reloadAfter = `jobs:
+const reloadAfter = `log:
+  level: debug
+jobs:
   - name: kept
     schedule: "* * * * * *"
     shell: echo kept
@@ -138,6 +140,7 @@ func TestReloadAndNotify(t *testing.T) {
 		msgs = append(msgs, m["msg"].(string))
 		return m["msg"] == "config reloaded"
 	})
+	assert.Contains(t, msgs, "log level changed", "log.level applies on reload")
 	assert.Equal(t, []any{"added"}, done["jobs_added"])
 	assert.Equal(t, []any{"removed"}, done["jobs_removed"])
 	// After the reload: the added job runs, the removed one never again.

@@ -105,7 +105,7 @@ func (rf *runFlags) load() (*runConfig, error) {
 	mode := findMode(rf.modes, s.Mode)
 	ms := rf.mode[mode.Name]
 	errs = append(errs, ms.Load(src))
-	if _, err := newLogger(io.Discard, s.LogFormat, s.LogLevel); err != nil {
+	if _, _, err := newLogger(io.Discard, s.LogFormat, s.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
 	checkJobs(src, file)
@@ -143,13 +143,13 @@ Exit codes: 0 stopped, 1 runtime failure (status port taken, socket error),
 		if err != nil {
 			return err
 		}
-		logger, err := newLogger(cmd.ErrOrStderr(), rc.s.LogFormat, rc.s.LogLevel)
+		logger, level, err := newLogger(cmd.ErrOrStderr(), rc.s.LogFormat, rc.s.LogLevel)
 		if err != nil {
 			return ConfigError{err}
 		}
 		logger = logger.With("node", rc.s.NodeID)
 		oneProc()
-		return runDaemon(cmd.Context(), rf, rc, logger)
+		return runDaemon(cmd.Context(), rf, rc, logger, level)
 	}
 	return cmd
 }

@@ -91,6 +91,12 @@ func (s *settings) merge(src *Source) {
 		s.StateDir = *e.StateDir
 	}
 	s.StateDirSet = s.StateDirSet || e.StateDir != nil
+	if l := src.File.Log; l.Level != "" && !src.Changed("log-level") {
+		s.LogLevel = l.Level
+	}
+	if l := src.File.Log; l.Format != "" && !src.Changed("log-format") {
+		s.LogFormat = l.Format
+	}
 }
 
 // validate checks the common settings and fills the node id from the

@@ -21,6 +21,8 @@ type File struct {
 	Jobs []jobs.Spec
 	// Hooks are the notify hooks; zero Commands are not set.
 	Hooks hooks.Config
+	// Log is the log: section; empty fields were not set.
+	Log Log
 
 	// ElectionExtra holds the values of the keys under election: that
 	// Options.ElectionKeys allowed, undecoded: the mode that claimed a key
@@ -55,6 +57,13 @@ type Election struct {
 	// ClusterSize turns on quorum mode (udp): the number of nodes; a
 	// leader needs a majority of them. 0 means no quorum.
 	ClusterSize int
+}
+
+// Log is the log: section: the logger's level (debug, info, warn, error)
+// and format (text, json). The CLI checks the values; flags win.
+type Log struct {
+	Level  string
+	Format string
 }
 
 // Load reads and decodes the config file at path. Errors name path, the

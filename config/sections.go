@@ -11,7 +11,8 @@ import (
 )
 
 var (
-	topKeys      = []string{"election", "jobs", "hooks"}
+	topKeys      = []string{"election", "jobs", "hooks", "log"}
+	logKeys      = []string{"level", "format"}
 	electionKeys = []string{"mode", "node_id", "leader", "env_var", "cluster", "bind", "port",
 		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "cluster_size", "state_dir"}
 	jobKeys = []string{"name", "schedule", "command", "shell", "dir", "env", "timeout",
@@ -32,6 +33,8 @@ func (d *decoder) file(root *yaml.Node) {
 			d.jobs(v)
 		case "hooks":
 			d.hooks(v)
+		case "log":
+			d.log(v)
 		}
 	})
 }
@@ -262,4 +265,18 @@ func (d *decoder) command(n *yaml.Node, path string) hooks.Command {
 		d.failf(n, path, "expected a shell string or an argv list, found %s", kindName(n))
 		return hooks.Command{}
 	}
+}
+
+func (d *decoder) log(n *yaml.Node) {
+	if isNull(n) {
+		return
+	}
+	d.mapping(n, "log", logKeys, func(key string, v *yaml.Node) {
+		switch key {
+		case "level":
+			d.f.Log.Level, _ = d.str(v, "log.level")
+		case "format":
+			d.f.Log.Format, _ = d.str(v, "log.format")
+		}
+	})
 }
