@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +82,55 @@ func TestRunStaticRunsJob(t *testing.T) {
 	require.NoError(t, err, "LANLEADER_SCHEDULED_AT %q", m[4])
 	assert.True(t, at.Equal(started.ScheduledAt), "LANLEADER_SCHEDULED_AT %v is the scheduled instant %v", at, started.ScheduledAt)
 	assert.Zero(t, at.Nanosecond(), "a '* * * * * *' instant is a whole second")
+	assert.True(t, strings.HasSuffix(m[4], "Z"), "LANLEADER_SCHEDULED_AT %q is in UTC", m[4])
 	assert.Equal(t, started.RunID, m[5], "LANLEADER_RUN_ID")
+}
+
+// TestRunStopEndsRunsBeforeResign: a stop ends the runs (here one that
+// ignores SIGTERM, killed after kill_grace) while this node still leads,
+// and only then leaves the election, so no successor could start the job
+// beside it.
+func TestRunStopEndsRunsBeforeResign(t *testing.T) {
+	guard, cancelGuard := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelGuard()
+	ctx, stop := context.WithCancel(guard)
+	defer stop()
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	exit := make(chan int, 1)
+	go func() {
+		code := Execute(ctx, []string{"run", "--mode=static", "--node-id", "alpha", "--leader", "alpha",
+			"--config", "testdata/stubborn.yaml", "--http=", "--log-format", "json"}, io.Discard, pw)
+		pw.Close()
+		exit <- code
+	}()
+	type logLine struct {
+		Msg     string `json:"msg"`
+		Line    string `json:"line"`
+		Outcome string `json:"outcome"`
+	}
+	var lines []logLine
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		var l logLine
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &l), "not a JSON log line: %s", sc.Text())
+		lines = append(lines, l)
+		if l.Msg == "jobs: output" && l.Line == "started" {
+			stop()
+		}
+	}
+	require.NoError(t, sc.Err())
+	assert.Equal(t, ExitOK, <-exit)
+	at := func(msg string) int {
+		for i, l := range lines {
+			if l.Msg == msg {
+				return i
+			}
+		}
+		t.Fatalf("no %q in the log: %v", msg, lines)
+		return -1
+	}
+	finished, stopped := at("jobs: run finished"), at("stopped leading")
+	assert.Less(t, finished, stopped, "the run ended before leadership did")
+	assert.Equal(t, "cancelled", lines[finished].Outcome)
 }
