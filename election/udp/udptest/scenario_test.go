@@ -56,8 +56,16 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	if link.Loss > 0 && shape.IntN(3) == 0 {
 		link.Burst = &GilbertElliott{GoodToBad: 0.02 + 0.1*shape.Float64(), BadToGood: 0.2 + 0.3*shape.Float64(), LossGood: link.Loss / 4, LossBad: 0.5 + 0.5*shape.Float64()}
 	}
+	// Quorum mode runs the job model: never an instant started twice,
+	// under every fault. (Without quorum see jobs_test.go: the model's
+	// extra traffic would change these seeds' runs.)
+	var jobs *Jobs
+	if quorum {
+		jobs = &Jobs{Every: time.Duration(1+shape.IntN(5)) * base.Interval, Gather: base.Timings().Gather, Strict: true}
+	}
 	s := New(Options{
 		Seed: seed, Base: base, Link: link, Trace: trace, Probes: probes, Drift: drift,
+		Jobs:      jobs,
 		Configure: func(id string, c *protocol.Config) { c.Priority = prios[id]; c.Preempt = preempt[id] },
 	}, ids...)
 	s.logf("scenario seed=%d quorum=%v echo=%v n=%d interval=%v link=%+v prios=%v preempt=%v", seed, quorum, base.SelfEcho, n, base.Interval, link, prios, preempt)
@@ -200,11 +208,14 @@ func runScenarios(t *testing.T, count int, quorum bool) {
 	if quorum {
 		test = "TestScenariosQuorum"
 	}
+	var js JobStats
 	for _, seed := range ss {
 		s, err := scenario(seed, *flagTrace && *flagSeed != 0, quorum)
 		if *flagTrace && *flagSeed != 0 {
 			t.Log("\n" + s.Trace())
 		}
+		st := s.JobStats()
+		js.Starts, js.Duplicates, js.Failovers = js.Starts+st.Starts, js.Duplicates+st.Duplicates, js.Failovers+st.Failovers
 		if err == nil {
 			continue
 		}
@@ -222,6 +233,12 @@ func runScenarios(t *testing.T, count int, quorum bool) {
 		t.Errorf("%d of %d scenarios failed; seeds %v", len(failed), len(ss), failed[:min(len(failed), 50)])
 	}
 	t.Logf("%d seeded scenarios", len(ss))
+	if quorum {
+		t.Logf("job model: %v", js)
+		if len(ss) >= 100 && js.Starts < len(ss) {
+			t.Errorf("the job model started only %d instants in %d scenarios: it checks nothing", js.Starts, len(ss))
+		}
+	}
 }
 
 func tail(s string, lines int) string {

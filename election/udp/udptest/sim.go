@@ -68,6 +68,8 @@ type Options struct {
 	ClockRates map[string]float64
 	// NoCheck turns off invariant checks after every event (benchmarks).
 	NoCheck bool
+	// Jobs, if set, runs the job model (jobs.go) on every node.
+	Jobs *Jobs
 	// feed, if set, changes the status each Notifier is fed; tests use it
 	// to emulate a Notifier bug and see the callback checks catch it.
 	feed func(election.Status) election.Status
@@ -109,6 +111,7 @@ type simNode struct {
 // concurrent use.
 type Sim struct {
 	opts  Options
+	jobs  *jobModel
 	rng   *rand.Rand
 	now   time.Time
 	start time.Time
@@ -181,6 +184,9 @@ func New(opts Options, ids ...string) *Sim {
 		link:   opts.Link,
 	}
 	s.inv.init()
+	if opts.Jobs != nil {
+		s.jobs = newJobModel(*opts.Jobs)
+	}
 	s.checkLinkClean()
 	for _, id := range ids {
 		s.Add(id)
@@ -360,6 +366,9 @@ func (s *Sim) step(e *event) {
 	s.now = e.at
 	s.Counters.Events++
 	s.handle(e)
+	if s.jobs != nil {
+		s.jobs.step(s)
+	}
 	if !s.opts.NoCheck {
 		s.checkExclusion()
 		s.checkApps()

@@ -1,0 +1,232 @@
+package udptest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// A model of the job runner on every simulated node, for the invariant the
+// runner builds on the protocol: no scheduled instant is ever started
+// twice. One job is due every Jobs.Every. Each node keeps a pool: the
+// newest instant it knows started (its own, or heard in any payload). The
+// pool survives crashes, as the state file does. A leader:
+//
+//   - on taking over, waits Jobs.Gather before deciding whether the latest
+//     instant up to the takeover was missed (run-once); instants due after
+//     the takeover fire on time;
+//   - fires an instant only if it is newer than its pool and it may act as
+//     leader; it records the instant in its pool and publishes it;
+//   - starts it once the protocol says the payload is committed (quorum
+//     mode: a majority acked it; otherwise: the heartbeat was sent).
+//
+// Legacy models the runner before gathering: no window, and only leaders'
+// payloads (heartbeat, answer, resign) are heard.
+
+// Jobs configures the job model (Options.Jobs).
+type Jobs struct {
+	// Every is the job's period; zero means 1 s.
+	Every time.Duration
+	// Gather is the new leader's gathering window; Legacy ignores it.
+	Gather time.Duration
+	// Legacy models the runner before gathering (see above).
+	Legacy bool
+	// Strict makes a duplicate start an invariant violation (quorum mode:
+	// always; otherwise only where the run was clean).
+	Strict bool
+}
+
+// JobStats are the job model's figures.
+type JobStats struct {
+	// Starts counts instants started; Duplicates, starts of an instant
+	// already started elsewhere (or before).
+	Starts, Duplicates int
+	// Failovers counts leaderships after the first.
+	Failovers int
+}
+
+// jobNode is one node's model runner.
+type jobNode struct {
+	pool     int64 // newest instant index known started; survives crashes
+	inc      uint64
+	set      []byte // payload last handed to this life's Node
+	leading  bool
+	term     uint64
+	takeover time.Time
+	decided  bool
+	cursor   int64
+	pending  []pendingStart
+}
+
+type pendingStart struct {
+	instant int64
+	ver     uint64
+}
+
+// jobModel is the Sim's job model state.
+type jobModel struct {
+	cfg    Jobs
+	nodes  map[string]*jobNode
+	starts map[int64]string // instant → node that started it
+	stats  JobStats
+	leads  int
+}
+
+func newJobModel(cfg Jobs) *jobModel {
+	if cfg.Every == 0 {
+		cfg.Every = time.Second
+	}
+	return &jobModel{cfg: cfg, nodes: map[string]*jobNode{}, starts: map[int64]string{}}
+}
+
+// JobStats returns the job model's figures (zero without Options.Jobs).
+func (s *Sim) JobStats() JobStats {
+	if s.jobs == nil {
+		return JobStats{}
+	}
+	return s.jobs.stats
+}
+
+func encodePool(k int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(k)) }
+
+func decodePool(p []byte) (int64, bool) {
+	if len(p) != 8 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(p)), true
+}
+
+// index is the instant index of t (instants at multiples of Every since
+// the sim's start).
+func (m *jobModel) index(s *Sim, t time.Time) int64 { return int64(t.Sub(s.start) / m.cfg.Every) }
+
+// step runs every node's model after an event.
+func (m *jobModel) step(s *Sim) {
+	for _, id := range s.ids {
+		sn := s.nodes[id]
+		jn := m.nodes[id]
+		if jn == nil {
+			jn = &jobNode{}
+			m.nodes[id] = jn
+		}
+		if !sn.up || sn.paused {
+			jn.leading, jn.pending = false, nil
+			continue
+		}
+		if jn.inc != sn.inc { // a new process life: memory lost, pool kept
+			jn.inc, jn.set, jn.leading, jn.pending = sn.inc, nil, false, nil
+		}
+		m.hear(sn, jn)
+		m.lead(s, sn, jn)
+		if p := encodePool(jn.pool); !slices.Equal(p, jn.set) {
+			jn.set = p
+			if jn.leading {
+				sn.n.Publish(s.nodeNow(sn), p)
+			} else {
+				sn.n.SetPayload(p)
+			}
+		}
+		m.settle(s, sn, jn)
+		for _, e := range sn.n.Ready() {
+			s.send(sn.id, e)
+		}
+	}
+}
+
+// hear merges every payload the node received into its pool.
+func (m *jobModel) hear(sn *simNode, jn *jobNode) {
+	for _, h := range sn.n.Payloads() {
+		if m.cfg.Legacy && h.Type != 1 && h.Type != 3 && h.Type != 5 { // heartbeat, resign, answer
+			continue
+		}
+		if k, ok := decodePool(h.Payload); ok && k > jn.pool {
+			jn.pool = k
+		}
+	}
+}
+
+// lead follows leadership changes and fires due instants.
+func (m *jobModel) lead(s *Sim, sn *simNode, jn *jobNode) {
+	st := sn.n.Status()
+	leading := st.Role == election.Leader
+	if !leading {
+		jn.leading, jn.pending = false, nil
+		return
+	}
+	if !jn.leading || jn.term != st.Leader.Term {
+		m.leads++
+		if m.leads > 1 {
+			m.stats.Failovers++
+		}
+		jn.leading, jn.term, jn.takeover, jn.decided = true, st.Leader.Term, s.now, false
+		jn.cursor = m.index(s, s.now)
+		jn.pending = nil
+	}
+	gather := m.cfg.Gather
+	if m.cfg.Legacy {
+		gather = 0
+	}
+	if !jn.decided && !s.now.Before(jn.takeover.Add(gather)) {
+		jn.decided = true
+		if k := m.index(s, jn.takeover); k > jn.pool && k > 0 {
+			m.fire(s, sn, jn, k) // run-once of the instant missed in the failover
+		}
+	}
+	for k := jn.cursor + 1; k <= m.index(s, s.now); k++ {
+		jn.cursor = k
+		if k > jn.pool {
+			m.fire(s, sn, jn, k)
+		}
+	}
+}
+
+// fire records instant k and queues its start for when it is committed.
+func (m *jobModel) fire(s *Sim, sn *simNode, jn *jobNode, k int64) {
+	if !sn.n.CanActAsLeader(s.nodeNow(sn)) {
+		return
+	}
+	jn.pool = k
+	p := encodePool(k)
+	jn.set = p
+	sn.n.Publish(s.nodeNow(sn), p)
+	jn.pending = append(jn.pending, pendingStart{instant: k, ver: sn.n.PayloadVersion()})
+	s.logf("%s job fires instant %d (term %x)", sn.id, k, jn.term)
+}
+
+// settle starts the pending instants whose record is committed.
+func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode) {
+	keep := jn.pending[:0]
+	for _, p := range jn.pending {
+		if !sn.n.Committed(p.ver) {
+			keep = append(keep, p)
+			continue
+		}
+		if !sn.n.CanActAsLeader(s.nodeNow(sn)) {
+			continue // lease lapsed meanwhile: not started
+		}
+		m.start(s, sn.id, p.instant)
+	}
+	jn.pending = keep
+}
+
+func (m *jobModel) start(s *Sim, id string, k int64) {
+	m.stats.Starts++
+	if prev, dup := m.starts[k]; dup {
+		m.stats.Duplicates++
+		s.logf("DUPLICATE: instant %d started by %s and %s", k, prev, id)
+		if m.cfg.Strict && (s.opts.Base.ClusterSize > 0 || !s.inv.dirty) {
+			s.fail("instant %d started twice: by %s and by %s", k, prev, id)
+		}
+		return
+	}
+	m.starts[k] = id
+	s.logf("%s job starts instant %d", id, k)
+}
+
+// String summarizes the figures.
+func (j JobStats) String() string {
+	return fmt.Sprintf("%d starts, %d duplicates, %d failovers", j.Starts, j.Duplicates, j.Failovers)
+}
