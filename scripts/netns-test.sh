@@ -48,9 +48,9 @@ options:
   --loss-seconds S     duration of the 10 % loss scenario (default 20)
   --bench              failover benchmark instead of the suite
   --rounds R           benchmark rounds per series (default 10)
-  --intervals LIST     benchmark's SIGKILL intervals (default 1s,200ms,100ms,50ms:
-                       keepalived's advert intervals in the comparison, plus
-                       lanleader's default); handoffs run at 200ms
+  --intervals LIST     benchmark's intervals (default 200ms,50ms), each run by
+                       lanleader and by keepalived (advert_int) alternately
+  --idle-seconds S     benchmark's idle CPU measurement per daemon (default 30)
   --out FILE           benchmark JSON summary (default ./netns-bench.json)
   --keep               keep the log directory even when everything passed
   --max-seconds S      watchdog: abort the whole run after S s (default 900)
@@ -75,7 +75,8 @@ NODES=""
 BIN=""
 MODE=suite
 ROUNDS=10
-BENCH_INTERVALS=1s,200ms,100ms,50ms
+BENCH_INTERVALS=200ms,50ms
+BENCH_IDLE_SECONDS=30
 OUT="$PWD/netns-bench.json"
 KEEP=0
 MAX_SECONDS=900
@@ -98,6 +99,7 @@ while [ $# -gt 0 ]; do
 	--bench) MODE=bench; shift ;;
 	--rounds) ROUNDS=$2; shift 2 ;;
 	--intervals) BENCH_INTERVALS=$2; shift 2 ;;
+	--idle-seconds) BENCH_IDLE_SECONDS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--max-seconds) MAX_SECONDS=$2; shift 2 ;;
@@ -715,112 +717,277 @@ check_exactly_once() {
 
 # --- benchmark ----------------------------------------------------------------
 
-# resources LABEL SECONDS: RSS and CPU of every daemon over an idle period.
+# The benchmark compares lanleader with keepalived (VRRPv3, the same
+# interval as advert_int, priority 100 everywhere, Misses 3 = VRRP's
+# master-down multiple) on the same topology, alternating round by round:
+# each round starts one daemon's cluster, fails its leader once per failure
+# class, and stops it. Failure classes:
+#   kill      the leader's processes are SIGKILLed; its host (namespace,
+#             address) stays up, so its kernel answers datagrams to the dead
+#             port with ICMP port unreachable
+#   hostloss  every frame to or from the leader's port is dropped on the
+#             bridge (power, cable, kernel panic); the leader is killed only
+#             after a successor is agreed
+# Failover is measured from the fault (the script's clock, a shell builtin
+# right at the first signal or just before the nftables rule) to the first
+# "became leader" of a survivor: lanleader's own log line, keepalived's
+# notify script (which adds a fork and exec, a few ms, to keepalived's
+# figures).
+
+KA_VIP="${LLT_NET}.250"
+
+# ns_ticks I: CPU ticks (user + system) of every process of node I.
+ns_ticks() {
+	local p t=0 v
+	for p in $(llt_ns_pids "$1"); do
+		v=$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null) && t=$((t + v))
+	done
+	echo "$t"
+}
+
+# ns_mem I FIELD: a /proc/PID/status memory field (kB) summed over every
+# process of node I: VmRSS (resident) or RssAnon (private, not the
+# binary's clean pages).
+ns_mem() {
+	local p t=0 v
+	for p in $(llt_ns_pids "$1"); do
+		v=$(awk -v f="$2:" '$1 == f {print $2}' "/proc/$p/status" 2>/dev/null) && t=$((t + v))
+	done
+	echo "$t"
+}
+
+# ka_write_config I ADVERT: keepalived's config and notify script for node I.
+ka_write_config() {
+	local i=$1 adv=$2
+	cat >"$WORK/ka-notify.sh" <<-'EOF'
+		#!/bin/sh
+		# $1 node, then keepalived's TYPE NAME STATE PRIORITY
+		[ "$4" = MASTER ] && msg="became leader" || msg="state $4"
+		printf '{"time":"%s","msg":"%s"}\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "$msg" >>"$(dirname "$0")/ka-$1.log"
+	EOF
+	chmod 755 "$WORK/ka-notify.sh"
+	cat >"$WORK/ka-n$i.conf" <<-EOF
+		global_defs {
+		  router_id n$i
+		  vrrp_version 3
+		  script_user root
+		}
+		vrrp_instance llt {
+		  state BACKUP
+		  interface eth0
+		  virtual_router_id 51
+		  priority 100
+		  advert_int $adv
+		  virtual_ipaddress {
+		    $KA_VIP/24
+		  }
+		  notify "$WORK/ka-notify.sh n$i"
+		}
+	EOF
+}
+
+# ka_start I starts keepalived (VRRP only) in node I's namespace.
+ka_start() {
+	local i=$1
+	ka_write_config "$i" "$(python3 -c "print($INTERVAL_MS / 1000)")"
+	echo "{\"time\":\"$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)\",\"msg\":\"netns-test: start\"}" >>"$WORK/ka-n$i.log"
+	setsid ip netns exec "$(llt_ns "$i")" keepalived --dont-fork --log-console --vrrp \
+		--use-file "$WORK/ka-n$i.conf" --pid "$WORK/ka-n$i.pid" --vrrp_pid "$WORK/ka-n$i.vrrp.pid" \
+		>>"$WORK/ka-n$i.out" 2>&1 </dev/null &
+	LLT_DAEMON_PID[$i]=$!
+}
+
+# ka_state I: node I's last VRRP state reported by the notify script.
+ka_state() {
+	local last
+	last=$(grep -o '"msg":"[^"]*"' "$WORK/ka-n$1.log" 2>/dev/null | tail -n1)
+	case $last in
+	*"became leader"*) echo MASTER ;;
+	*"state "*) last=${last#*state }; echo "${last%\"}" ;;
+	*) echo INIT ;;
+	esac
+}
+
+# ka_agree "I...": exactly one listed node is MASTER and the others BACKUP;
+# sets AGREED and VIEW.
+ka_agree() {
+	local i st masters=()
+	AGREED="" VIEW=""
+	for i in $1; do
+		st=$(ka_state "$i")
+		VIEW+="n$i:$st "
+		[ "$st" = MASTER ] && masters+=("$i")
+		[ "$st" = MASTER ] || [ "$st" = BACKUP ] || return 1
+	done
+	[ "${#masters[@]}" -eq 1 ] || return 1
+	AGREED=${masters[0]}
+}
+
+bench_start() { if [ "$1" = keepalived ]; then ka_start "$2"; else node_start "$2"; fi; }
+bench_agree() { if [ "$1" = keepalived ]; then ka_agree "$2"; else agree "$2"; fi; }
+
+# bench_settle DAEMON: the running nodes agree on one leader, twice, five
+# intervals apart (keepalived reports states only as they change).
+bench_settle() {
+	llt_poll 10000 50 bench_agree "$1" "$(alive_nodes)" || return 1
+	sleep "$(python3 -c "print(5 * $INTERVAL_MS / 1000)")"
+	bench_agree "$1" "$(alive_nodes)"
+}
+
+# bench_first_leader DAEMON T0 "I...": "ms index" of the first survivor to
+# report leading after T0.
+bench_first_leader() {
+	local d=$1 t0=$2 i files="" r f
+	for i in $3; do
+		if [ "$d" = keepalived ]; then files+="$WORK/ka-n$i.log "; else files+="$WORK/n$i.log "; fi
+	done
+	# shellcheck disable=SC2086
+	r=$(python3 "$HELPER" first-event --after "$t0" --msg "became leader" $files) || return 1
+	f=${r#* }
+	f=${f##*-n}
+	f=${f##*/n}
+	echo "${r%% *} ${f%.log}"
+}
+
+# resources DAEMON LABEL SECONDS: RSS and CPU of every node (all its
+# processes) over an idle period.
 resources() {
-	local label=$1 secs=$2 i pid hz t0 t1
+	local d=$1 label=$2 secs=$3 i hz t0 t1
 	hz=$(getconf CLK_TCK)
 	declare -A c0=()
-	agree "$(alive_nodes)"
+	bench_agree "$d" "$(alive_nodes)"
 	local lead=$AGREED
-	for i in $(alive_nodes); do
-		pid=${LLT_DAEMON_PID[$i]}
-		c0[$i]=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-	done
+	for i in $(alive_nodes); do c0[$i]=$(ns_ticks "$i"); done
 	t0=$(llt_now_ms)
 	sleep "$secs"
 	t1=$(llt_now_ms)
 	for i in $(alive_nodes); do
-		pid=${LLT_DAEMON_PID[$i]}
-		local c1 rss cpu role=follower
-		c1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-		rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
-		cpu=$(python3 -c "print(round(($c1 - ${c0[$i]}) / $hz / (($t1 - $t0) / 1000) * 100, 2))")
+		local c1 cpu role=follower
+		c1=$(ns_ticks "$i")
+		cpu=$(python3 -c "print(round(($c1 - ${c0[$i]}) / $hz / (($t1 - $t0) / 1000) * 100, 3))")
 		[ "$i" = "$lead" ] && role=leader
-		RESOURCES+=("$label:n$i:$role:$rss:$cpu")
+		RESOURCES+=("$d/$label:n$i:$role:$(ns_mem "$i" VmRSS):$cpu:$(ns_mem "$i" RssAnon)")
 	done
 }
 
-# bench_series NAME SIGNAL: ROUNDS failovers of the current leader.
-bench_series() {
-	local name=$1 how=$2 r L t0 res ms rest samples=""
-	for ((r = 1; r <= ROUNDS; r++)); do
-		if ! llt_poll 10000 50 agree "$(alive_nodes)"; then
-			echo "bench: $name round $r: cluster did not settle ($VIEW)" >&2
-			BENCH_ERRORS=$((BENCH_ERRORS + 1))
-			continue
-		fi
-		# Let detectors warm up after the last change, then kill at a random
-		# phase of the heartbeat: a fixed wait would kill at a similar phase
-		# every round and bias the figures.
-		sleep "$(python3 -c "import random; print(max(1.0, 5 * $INTERVAL_MS / 1000) + random.random() * $INTERVAL_MS / 1000)")"
-		L=$AGREED
-		rest=$(without "$(alive_nodes)" "$L")
-		if [ "$how" = kill ]; then
-			llt_node_crash "$L"
-			t0=$LLT_CRASH_MS
-		else
-			llt_stamp t0
-			kill -TERM "${LLT_DAEMON_PID[$L]}"
-			llt_poll 5000 20 llt_pid_gone "${LLT_DAEMON_PID[$L]}"
-			llt_node_crash "$L"
-		fi
-		if llt_poll 10000 20 agree "$rest" && res=$(first_leader_after "$t0" "$rest"); then
-			ms=$(ms_between "$t0" "${res%% *}")
-			samples+="$ms,"
-			echo "bench: $name round $r: n$L → n${res##* } in $ms ms"
-		else
-			echo "bench: $name round $r: no new leader ($VIEW)" >&2
-			BENCH_ERRORS=$((BENCH_ERRORS + 1))
-		fi
-		node_start "$L"
-	done
-	SERIES+=("$name:${samples%,}")
+# bench_round DAEMON CLASS: one failover of the current leader; appends the
+# sample to SAMPLES[DAEMON/CLASS/INTERVAL].
+bench_round() {
+	local d=$1 how=$2 key="$1/$2/$INTERVAL" L t0 rest res ms
+	if ! bench_settle "$d"; then
+		echo "bench: $key: cluster did not settle ($VIEW)" >&2
+		BENCH_ERRORS=$((BENCH_ERRORS + 1))
+		return 1
+	fi
+	# A random phase of the heartbeat: a fixed wait would fail the leader
+	# at a similar phase every round and bias the figures.
+	sleep "$(python3 -c "import random; print(random.random() * $INTERVAL_MS / 1000)")"
+	L=$AGREED
+	rest=$(without "$(alive_nodes)" "$L")
+	if [ "$how" = kill ]; then
+		llt_node_crash "$L"
+		t0=$LLT_CRASH_MS
+	else
+		llt_stamp t0
+		llt_nft add rule bridge llt part iifname "p$L" counter drop
+		llt_nft add rule bridge llt part oifname "p$L" counter drop
+	fi
+	if llt_poll 10000 20 bench_agree "$d" "$rest" && res=$(bench_first_leader "$d" "$t0" "$rest"); then
+		ms=$(ms_between "$t0" "${res%% *}")
+		SAMPLES[$key]+="$ms,"
+		echo "bench: $key: n$L → n${res##* } in $ms ms"
+	else
+		echo "bench: $key: no new leader ($VIEW)" >&2
+		BENCH_ERRORS=$((BENCH_ERRORS + 1))
+	fi
+	[ "$how" = kill ] || { llt_node_crash "$L"; llt_heal; }
+	bench_start "$d" "$L"
 }
 
-# cluster_stop kills every node. All are frozen first: killed one after
-# another, the survivors would take over from each dead leader (a probe
-# sees a killed process within an interval) and fire its jobs again.
+# bench_cluster DAEMON: starts every node of DAEMON's cluster.
+bench_cluster() {
+	local i
+	for ((i = 1; i <= NODES; i++)); do bench_start "$1" "$i"; done
+}
+
 cluster_stop() {
 	local i
+	# Freeze every node first: killed one after another, the survivors
+	# would take over from each dead leader (a probe sees a killed process
+	# within an interval) and fire its jobs again.
 	for i in $(alive_nodes); do llt_node_signal STOP "$i"; done
 	for i in $(alive_nodes); do llt_node_crash "$i"; done
 }
 
 run_bench() {
-	SERIES=()
 	RESOURCES=()
 	BENCH_ERRORS=0
-	local load0
+	declare -gA SAMPLES=()
+	command -v keepalived >/dev/null || { fail "bench: keepalived not installed (apt-get install keepalived)"; return 1; }
+	local load0 loads=() iv ivs d r
 	load0=$(cut -d' ' -f1-3 /proc/loadavg)
 	write_config "@every 1h"
-	local iv
-	local ivs
 	IFS=, read -r -a ivs <<<"$BENCH_INTERVALS"
 	for iv in "${ivs[@]}"; do
 		INTERVAL=$iv
 		INTERVAL_MS=$(dur_ms "$iv") || return 1
-		say "bench: interval $iv, $NODES nodes, $ROUNDS rounds of SIGKILL"
-		local i
-		for ((i = 1; i <= NODES; i++)); do node_start "$i"; done
-		llt_poll 10000 100 agree "$(alive_nodes)" || { echo "bench: no leader at start ($VIEW)" >&2; BENCH_ERRORS=$((BENCH_ERRORS + 1)); }
-		resources "$iv" 15
-		bench_series "kill_$iv" kill
-		if [ "$iv" = 200ms ]; then
-			say "bench: interval $iv, $ROUNDS rounds of SIGTERM (RESIGN handoff)"
-			bench_series "handoff_$iv" term
-		fi
-		cluster_stop
+		say "bench: interval $iv, $NODES nodes: idle resources (${BENCH_IDLE_SECONDS} s each)"
+		for d in lanleader keepalived; do
+			bench_cluster "$d"
+			if bench_settle "$d"; then resources "$d" "$iv" "$BENCH_IDLE_SECONDS"; else
+				echo "bench: $d $iv: no leader for the idle measurement ($VIEW)" >&2
+				BENCH_ERRORS=$((BENCH_ERRORS + 1))
+			fi
+			cluster_stop
+		done
+		loads+=("$iv=$(cut -d' ' -f1-3 /proc/loadavg)")
+		say "bench: interval $iv, $ROUNDS rounds, alternating lanleader and keepalived"
+		for ((r = 1; r <= ROUNDS; r++)); do
+			for d in lanleader keepalived; do
+				bench_cluster "$d"
+				bench_round "$d" kill
+				bench_round "$d" hostloss
+				cluster_stop
+			done
+		done
+		loads+=("$iv-end=$(cut -d' ' -f1-3 /proc/loadavg)")
 	done
 	say "bench summary ($OUT)"
-	local args=() s
-	for s in "${SERIES[@]}"; do args+=(--series "$s"); done
-	for s in "${RESOURCES[@]}"; do args+=(--resource "$s"); done
+	local args=() k
+	for k in "${!SAMPLES[@]}"; do args+=(--series "$k:${SAMPLES[$k]%,}"); done
+	for k in "${RESOURCES[@]}"; do args+=(--resource "$k"); done
+	for k in "${loads[@]}"; do args+=(--meta "loadavg_$k"); done
 	python3 "$HELPER" bench-summary --out "$OUT" --meta "nodes=$NODES" --meta "rounds=$ROUNDS" \
 		--meta "misses=$MISSES" --meta "kernel=$(uname -r)" --meta "cpus=$(nproc)" \
 		--meta "version=$("$BIN" version 2>/dev/null | head -n1)" \
+		--meta "keepalived=$(keepalived --version 2>&1 | head -n1)" \
 		--meta "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)" --meta "loadavg_start=$load0" \
 		--meta "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" "${args[@]}"
+	bench_compare "$OUT"
 	if [ "$BENCH_ERRORS" = 0 ]; then pass "bench: all rounds measured"; else fail "bench: $BENCH_ERRORS rounds failed"; fi
+}
+
+# bench_compare FILE prints lanleader against keepalived per interval: the
+# failover p50 ratio per class and the mean idle CPU per node.
+bench_compare() {
+	python3 - "$1" <<-'EOF'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		f, res = d["failover_ms"], d["resources"]
+		ivs = sorted({k.split("/")[2] for k in f}, key=lambda s: float(s.rstrip("ms")) * (1 if s.endswith("ms") else 1000))
+		print("%-8s %-9s %14s %14s %7s" % ("interval", "class", "lanleader p50", "keepalived p50", "ratio"))
+		for iv in ivs:
+		    for c in ("kill", "hostloss"):
+		        a, b = f.get("lanleader/%s/%s" % (c, iv), {}), f.get("keepalived/%s/%s" % (c, iv), {})
+		        if a.get("n") and b.get("n"):
+		            print("%-8s %-9s %11.1f ms %11.1f ms %7.2f" % (iv, c, a["p50"], b["p50"], a["p50"] / b["p50"]))
+		    cpu = {}
+		    for dm in ("lanleader", "keepalived"):
+		        xs = [r["cpu_pct"] for r in res if r["interval"] == dm + "/" + iv]
+		        cpu[dm] = sum(xs) / len(xs) if xs else None
+		    if cpu["lanleader"] is not None and cpu["keepalived"]:
+		        print("%-8s %-9s %12.3f %% %12.3f %% %7.2f" % (iv, "idle CPU", cpu["lanleader"], cpu["keepalived"], cpu["lanleader"] / cpu["keepalived"]))
+	EOF
 }
 
 # --- more scenarios ---------------------------------------------------------------

@@ -267,21 +267,24 @@ def cmd_bench_summary(a):
                       p90=round(percentile(xs, 90), 1), max=round(xs[-1], 1))
         out["failover_ms"][name] = st
     for spec in a.resource or []:
-        interval, node, role, rss, cpu = spec.split(":")
-        out["resources"].append({"interval": interval, "node": node, "role": role,
-                                 "rss_kb": int(rss), "cpu_pct": float(cpu)})
+        interval, node, role, rss, cpu, *anon = spec.split(":")
+        r = {"interval": interval, "node": node, "role": role, "rss_kb": int(rss), "cpu_pct": float(cpu)}
+        if anon:
+            r["anon_kb"] = int(anon[0])  # private memory; the rest of RSS is the binary's clean pages
+        out["resources"].append(r)
     with open(a.out, "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
-    print("%-16s %4s %8s %8s %8s %8s" % ("failover", "n", "min", "p50", "p90", "max"))
+    print("%-26s %4s %8s %8s %8s %8s" % ("failover", "n", "min", "p50", "p90", "max"))
     for name, st in out["failover_ms"].items():
         if st["n"]:
-            print("%-16s %4d %8.1f %8.1f %8.1f %8.1f" % (name, st["n"], st["min"], st["p50"], st["p90"], st["max"]))
+            print("%-26s %4d %8.1f %8.1f %8.1f %8.1f" % (name, st["n"], st["min"], st["p50"], st["p90"], st["max"]))
         else:
-            print("%-16s %4d (no samples)" % (name, 0))
-    print("%-10s %-6s %-9s %8s %8s" % ("interval", "node", "role", "RSS MB", "CPU %"))
+            print("%-26s %4d (no samples)" % (name, 0))
+    print("%-18s %-6s %-9s %8s %8s %8s" % ("interval", "node", "role", "RSS MiB", "anon MiB", "CPU %"))
     for r in out["resources"]:
-        print("%-10s %-6s %-9s %8.1f %8.2f" % (r["interval"], r["node"], r["role"], r["rss_kb"] / 1024, r["cpu_pct"]))
+        print("%-18s %-6s %-9s %8.1f %8.1f %8.3f" % (r["interval"], r["node"], r["role"], r["rss_kb"] / 1024,
+                                                   r.get("anon_kb", 0) / 1024, r["cpu_pct"]))
     return 0
 
 

@@ -26,15 +26,20 @@ type ProbeRequest struct {
 	Addr string
 }
 
-// probeGraceDiv: Interval/probeGraceDiv is how late, as a fraction of Interval, a heartbeat may be
-// before the follower probes: scheduling jitter of a live leader, not a
-// failure. A probe of a live leader costs one datagram, nothing else.
-const probeGraceDiv = 4
+// ProbeGrace returns how late a heartbeat may be before the follower probes:
+// a quarter interval, at most 10 ms. It covers a live leader's timer and
+// scheduling jitter, which is milliseconds whatever the interval; a probe of
+// a live leader that was merely late costs one datagram, nothing else.
+func ProbeGrace(interval time.Duration) time.Duration {
+	return min(interval/4, maxProbeGrace)
+}
+
+const maxProbeGrace = 10 * time.Millisecond
 
 // ProbeAt returns when the leader should next be probed, or the zero time if
 // no probe is due (not following a leader with a known address, or every
 // interval until suspicion has been probed already). One probe per missed
-// heartbeat interval, each Interval/4 after the heartbeat was due, until
+// heartbeat interval, each ProbeGrace after the heartbeat was due, until
 // the suspicion deadline. Callers that probe add it to their timer; callers
 // that do not may ignore it (the node then suspects at the detection floor
 // as before).
@@ -47,7 +52,7 @@ func (n *Node) ProbeAt() time.Time {
 	if last.Equal(n.probeLast) {
 		k = n.probes + 1
 	}
-	at := last.Add(time.Duration(k)*n.cfg.Interval + n.cfg.Interval/probeGraceDiv)
+	at := last.Add(time.Duration(k)*n.cfg.Interval + ProbeGrace(n.cfg.Interval))
 	if !at.Before(n.followDeadline()) {
 		return time.Time{}
 	}
@@ -67,7 +72,7 @@ func (n *Node) Probe(now time.Time) (ProbeRequest, bool) {
 	}
 	// One probe stands for every slot now has reached (the caller may be
 	// late): the next is due in the slot after.
-	n.probes = max(1, int(now.Sub(last)-n.cfg.Interval/probeGraceDiv)/int(n.cfg.Interval))
+	n.probes = max(1, int(now.Sub(last)-ProbeGrace(n.cfg.Interval))/int(n.cfg.Interval))
 	n.stats.Probes++
 	return ProbeRequest{Leader: n.leader.ID, Term: n.leader.Term, Addr: n.leader.Addr}, true
 }

@@ -18,10 +18,10 @@ func probeBase() protocol.Config {
 
 // probeBound is the failover bound when the leader's process dies on a live
 // host: the next heartbeat is due within an interval, the probe goes out a
-// quarter interval later, its answer takes a round trip, then the usual
+// ProbeGrace later, its answer takes a round trip, then the usual
 // backoff and claim window.
 func probeBound(c protocol.Config, maxDelay time.Duration) time.Duration {
-	return c.Interval + c.Interval/4 + 2*maxDelay + c.Timings().BackoffMax + c.Timings().ClaimWindow + maxDelay
+	return c.Interval + protocol.ProbeGrace(c.Interval) + 2*maxDelay + c.Timings().BackoffMax + c.Timings().ClaimWindow + maxDelay
 }
 
 // crashAndMeasure settles a 3-node cluster, crashes the leader at a random
