@@ -9,20 +9,26 @@ import (
 // when troubleshooting (flapping shows as leader_changes and suspicions, a
 // key mismatch as packets dropped with reason bad_mac).
 type udpView struct {
-	LeaderChanges   uint64            `json:"leader_changes"`
-	Suspicions      uint64            `json:"suspicions"`
-	Elections       uint64            `json:"elections"`
-	ClaimsSent      uint64            `json:"claims_sent"`
-	BecameLeader    uint64            `json:"became_leader"`
-	SteppedDown     uint64            `json:"stepped_down"`
-	Pauses          uint64            `json:"pauses"`
-	MissesThreshold int               `json:"misses_threshold"`
-	LossEstimate    float64           `json:"loss_estimate"`
-	PacketsIn       uint64            `json:"packets_in"`
-	PacketsOut      uint64            `json:"packets_out"`
-	SocketErrors    uint64            `json:"socket_errors"`
-	Dropped         map[string]uint64 `json:"dropped"`
-	Hearing         hearingView       `json:"hearing"`
+	LeaderChanges   uint64  `json:"leader_changes"`
+	Suspicions      uint64  `json:"suspicions"`
+	Elections       uint64  `json:"elections"`
+	ClaimsSent      uint64  `json:"claims_sent"`
+	BecameLeader    uint64  `json:"became_leader"`
+	SteppedDown     uint64  `json:"stepped_down"`
+	Pauses          uint64  `json:"pauses"`
+	MissesThreshold int     `json:"misses_threshold"`
+	LossEstimate    float64 `json:"loss_estimate"`
+	// Probes counts this node's probes of its silent leader's port;
+	// LeaderUnreachable how many found it closed (a dead process);
+	// ProbesIn other nodes' probes of this one.
+	Probes            uint64            `json:"probes"`
+	LeaderUnreachable uint64            `json:"leader_unreachable"`
+	ProbesIn          uint64            `json:"probes_in"`
+	PacketsIn         uint64            `json:"packets_in"`
+	PacketsOut        uint64            `json:"packets_out"`
+	SocketErrors      uint64            `json:"socket_errors"`
+	Dropped           map[string]uint64 `json:"dropped"`
+	Hearing           hearingView       `json:"hearing"`
 	// Quorum is set in quorum mode (cluster_size > 0) only.
 	Quorum *quorumView `json:"quorum,omitempty"`
 }
@@ -45,19 +51,22 @@ type quorumView struct {
 
 func newUDPView(p protocol.Stats, q protocol.QuorumStatus, t udp.TransportStats) udpView {
 	v := udpView{
-		LeaderChanges:   p.LeaderChanges,
-		Suspicions:      p.Suspicions,
-		Elections:       p.Elections,
-		ClaimsSent:      p.ClaimsSent,
-		BecameLeader:    p.BecameLeader,
-		SteppedDown:     p.SteppedDown,
-		Pauses:          p.Pauses,
-		MissesThreshold: p.MissesThreshold,
-		LossEstimate:    p.LossEstimate,
-		PacketsIn:       t.PacketsIn,
-		PacketsOut:      t.PacketsOut,
-		SocketErrors:    t.ReadErrors + t.WriteErrors,
-		Dropped:         make(map[string]uint64),
+		LeaderChanges:     p.LeaderChanges,
+		Suspicions:        p.Suspicions,
+		Elections:         p.Elections,
+		ClaimsSent:        p.ClaimsSent,
+		BecameLeader:      p.BecameLeader,
+		SteppedDown:       p.SteppedDown,
+		Pauses:            p.Pauses,
+		MissesThreshold:   p.MissesThreshold,
+		LossEstimate:      p.LossEstimate,
+		Probes:            p.Probes,
+		LeaderUnreachable: p.LeaderUnreachable,
+		ProbesIn:          t.ProbesIn,
+		PacketsIn:         t.PacketsIn,
+		PacketsOut:        t.PacketsOut,
+		SocketErrors:      t.ReadErrors + t.WriteErrors,
+		Dropped:           make(map[string]uint64),
 	}
 	if q.Size > 0 {
 		v.Quorum = &quorumView{
