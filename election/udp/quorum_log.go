@@ -3,18 +3,26 @@ package udp
 import (
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // quorumLog remembers what was last logged about quorum mode, so each
 // change is logged once.
 type quorumLog struct {
-	lost, overfull bool
-	heard          int
+	overfull bool
+	heard    int
+	// lostSince is when the majority was lost (zero while not); warned
+	// is set once the WARN went out.
+	lostSince time.Time
+	warned    bool
 }
 
 // logQuorum logs changes of quorum mode's state: a majority lost (WARN,
-// with counts) or regained (INFO), and a cluster larger than ClusterSize
-// (ERROR, naming the ids heard) or consistent again (INFO). Run loop only.
+// with counts) for longer than a promise period — a start-up or an election
+// that fails once while restarted nodes still keep their start-up promise is
+// not worth a WARN — or regained after that WARN (INFO), and a cluster
+// larger than ClusterSize (ERROR, naming the ids heard) or consistent again
+// (INFO). Run loop only.
 func (e *Elector) logQuorum() {
 	e.mu.Lock()
 	q := e.node.Quorum()
@@ -33,9 +41,16 @@ func (e *Elector) logQuorum() {
 				slog.Int("heard_ids", q.Heard), slog.Int("cluster_size", q.Size))
 		}
 	}
-	if q.Lost != w.lost {
-		w.lost = q.Lost
-		if q.Lost {
+	now := e.clock.Now()
+	switch {
+	case q.Lost && w.lostSince.IsZero():
+		w.lostSince = now
+	case !q.Lost:
+		w.lostSince = time.Time{}
+	}
+	if lost := q.Lost && now.Sub(w.lostSince) >= e.cfg.Protocol.Timings().Promise; lost != w.warned {
+		w.warned = lost
+		if lost {
 			e.log.Warn(fmt.Sprintf("no majority: %d of %d reachable, %d needed; no leader on this side", q.Reachable, q.Size, q.Majority),
 				slog.Int("reachable", q.Reachable), slog.Int("cluster_size", q.Size), slog.Int("majority", q.Majority))
 		} else {
