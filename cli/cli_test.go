@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -230,4 +232,23 @@ func TestCheckConfigJSON(t *testing.T) {
 	assert.Contains(t, rep.Warnings, "no secret_file: packets are not authenticated; anyone on the LAN can claim leadership")
 	require.Len(t, rep.Jobs, 2)
 	assert.Len(t, rep.Jobs[0].Next, 3)
+}
+
+// TestStatusAndWhoReadTheConfig: with --config, status takes the endpoint
+// address and who the key from the file (a flag still wins).
+func TestStatusAndWhoReadTheConfig(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	cfg := filepath.Join(t.TempDir(), "l.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("election:\n  http: "+addr+"\n  secret_file: /nonexistent/key\n"), 0o600))
+
+	code, _, stderr := runCLI(t, "status", "--config", cfg, "--timeout", "2s")
+	assert.Equal(t, ExitFailure, code)
+	assert.Contains(t, stderr, "is lanleader running with --http "+addr+"?", "the address comes from election.http")
+
+	code, _, stderr = runCLI(t, "who", "--config", cfg, "--bind", "127.0.0.1", "--peers", "127.0.0.1:9")
+	assert.Equal(t, ExitConfig, code)
+	assert.Contains(t, stderr, "/nonexistent/key", "the key comes from election.secret_file")
 }

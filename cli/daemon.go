@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -86,6 +87,12 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		State:       store,
 	})
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Told to stop while the mode waited (for its address): a
+			// clean stop, not a failure.
+			logger.Info("lanleader stopped before joining", "why", err.Error())
+			return nil
+		}
 		return err
 	}
 	d.el = el

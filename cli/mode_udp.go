@@ -286,7 +286,7 @@ func (s *udpSettings) waitBind(env Env, mode udp.Mode) (udp.BindAddr, error) {
 		select {
 		case <-env.Context.Done():
 			t.Stop()
-			return bind, fmt.Errorf("stopped while waiting for --bind %s to come up", s.Bind)
+			return bind, fmt.Errorf("stopped while waiting for --bind %s to come up: %w", s.Bind, env.Context.Err())
 		case <-t.C:
 		}
 	}

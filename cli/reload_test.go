@@ -188,3 +188,19 @@ func TestReloadReportsElectionChanges(t *testing.T) {
 	assert.Equal(t, []string{"priority"}, electionChanges(old, cur))
 	assert.Empty(t, electionChanges(old, old))
 }
+
+// TestRunWaitsForBindAddress: a bind address that no interface has (yet)
+// is waited for, said at WARN, and a stop meanwhile is a clean exit, not a
+// config error that would keep the unit down.
+func TestRunWaitsForBindAddress(t *testing.T) {
+	guard := time.After(30 * time.Second)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	// 198.18.0.0/15 is the benchmarking range: on no interface of this host.
+	lines, exit := daemonLog(t, ctx, "--mode=udp", "--node-id", "a", "--bind", "198.18.255.254", "--config", "testdata/good.yaml")
+	w := waitFor(t, guard, lines, "the wait", msgIs("waiting for the bind address to come up"))
+	assert.Equal(t, "WARN", w["level"])
+	assert.Equal(t, "198.18.255.254", w["bind"])
+	stop()
+	assert.Equal(t, ExitOK, <-exit)
+}
