@@ -33,8 +33,10 @@ func (n *Node) hearsUs(ev Evidence) bool {
 // Otherwise m's sender may be deaf — or we may be mute, our followers gone
 // to it. Those followers' silence tells the two apart: a follower that
 // still hears us reports the rival it ignores (reportRival), and its
-// report carries fresh evidence of us. So we give way only once the rival
-// has been heard for a claim window with no node showing it hears us.
+// report carries fresh evidence of us. So we give way at once if no node
+// has shown lately that it hears us (followers report presence every few
+// intervals), else only once the rival has been heard for a claim window
+// with no node showing it hears us.
 func (n *Node) leaderGivesWay(now time.Time, m *Message) bool {
 	if n.hearsUs(m.Heard) {
 		return true
@@ -43,6 +45,12 @@ func (n *Node) leaderGivesWay(now time.Time, m *Message) bool {
 		n.hear.rivalSince = now
 	}
 	n.noteRival(now, m)
+	if n.hear.reflected.IsZero() || now.Sub(n.hear.reflected) > (presenceIntervals+1)*n.cfg.Interval {
+		// Nobody has shown lately that it hears us (no follower's
+		// presence report or ACK): there is no one to keep, give way at
+		// once as to any better leader.
+		return true
+	}
 	if now.Sub(n.hear.rivalSince) < n.t.ClaimWindow {
 		return false
 	}

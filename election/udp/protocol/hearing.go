@@ -111,6 +111,9 @@ type hearState struct {
 	dup        Duplicate
 	dupQueryAt time.Time
 	reportAt   time.Time
+	// refuseUntil: heartbeats until then carry FlagRefused (a preempting
+	// claim without evidence was refused).
+	refuseUntil time.Time
 }
 
 type deafPeer struct {

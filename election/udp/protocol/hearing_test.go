@@ -90,3 +90,38 @@ func TestIsolatedNodeFlagsItsMessages(t *testing.T) {
 	assert.True(t, n.Hearing(n.now).Isolated, "and nobody heard for 10 intervals")
 	assert.Zero(t, n.Stats().BecameLeader, "a claim that does not come back does not lead")
 }
+
+// A preempting claim that shows no sign of hearing the leader (the
+// claimant was paused, or cannot receive) is refused explicitly, and the
+// preempting candidate yields to the refusal instead of leading beside it.
+func TestPreemptWithoutEvidenceIsRefusedAndYields(t *testing.T) {
+	l, now := alone(t, "l", 100, 1)
+	cfg := testConfig("p", 200, 2)
+	cfg.Preempt = true
+	p, err := NewNode(cfg, now)
+	require.NoError(t, err)
+	p.Ready()
+	m := claim("p", 200, TermRound(l.Status().Leader.Term)+1, 1)
+	m.Flags = FlagPreempt // Heard is zero: no evidence
+	now = now.Add(l.t.ClaimWindow)
+	l.Step(now, m)
+	assert.Equal(t, election.Leader, l.Status().Role, "refused")
+	out := l.Ready()
+	require.Equal(t, []Type{Heartbeat}, types(out))
+	assert.NotZero(t, out[0].Msg.Flags&FlagRefused)
+
+	// The candidate, preempting, ignores a plain heartbeat of the
+	// lower-priority leader but yields to a refusal.
+	for p.Status().Role != election.Candidate {
+		p.Tick(p.NextTick())
+	}
+	p.claimPreempt = true
+	refusal := out[0].Msg
+	plain := refusal
+	plain.Flags, plain.Seq, plain.Beat = 0, refusal.Seq-1, refusal.Beat-1
+	p.Step(p.now, plain)
+	assert.Equal(t, election.Candidate, p.Status().Role, "a plain heartbeat: the leader is about to step down")
+	p.Step(p.now, refusal)
+	assert.Equal(t, election.Follower, p.Status().Role, "a refusal: yield")
+	assert.Equal(t, "l", p.Status().Leader.ID)
+}

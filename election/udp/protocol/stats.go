@@ -141,3 +141,8 @@ const FlagReport uint8 = 1 << 3
 // for 10 intervals, or (Config.SelfEcho) its own broadcasts do not come
 // back. Nobody follows its claims or heartbeats; others report it.
 const FlagIsolated uint8 = 1 << 4
+
+// FlagRefused is set on a leader's Heartbeat for a claim window after it
+// refused a preempting claim (FlagPreempt) that showed no evidence of
+// hearing it: the preempting candidate yields instead of leading beside it.
+const FlagRefused uint8 = 1 << 5

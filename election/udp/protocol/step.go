@@ -140,8 +140,8 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 			n.noteRival(now, m)
 			return
 		}
-		if n.claimPreempt && m.Priority < n.cfg.Priority {
-			return
+		if n.claimPreempt && m.Priority < n.cfg.Priority && m.Flags&FlagRefused == 0 {
+			return // it will step down: we preempt it on purpose
 		}
 		n.follow(now, m)
 	default:
@@ -161,7 +161,8 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 		} else {
 			n.follow(now, m)
 		}
-		if n.cfg.Preempt && m.Priority < n.cfg.Priority {
+		if n.cfg.Preempt && m.Priority < n.cfg.Priority && m.Type == Heartbeat {
+			// On a heartbeat, so the claim's evidence shows we hear it.
 			n.campaign(now, true)
 		}
 	}
@@ -178,10 +179,15 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 	}
 	switch n.role {
 	case election.Leader:
-		if m.Flags&FlagPreempt != 0 && m.Priority > n.cfg.Priority && m.Term > n.leader.Term && n.hearsUs(m.Heard) {
-			// VRRP preemption: a better node takes over on purpose.
-			n.wait(now, n.yieldWait())
-			return
+		if m.Flags&FlagPreempt != 0 && m.Priority > n.cfg.Priority && m.Term > n.leader.Term {
+			if n.hearsUs(m.Heard) {
+				// VRRP preemption: a better node takes over on purpose.
+				n.wait(now, n.yieldWait())
+				return
+			}
+			// It shows no sign of hearing us (it was paused, or cannot
+			// receive): refuse, explicitly, so it does not lead beside us.
+			n.hear.refuseUntil = now.Add(n.t.ClaimWindow)
 		}
 		// A live leader answers at once; the claimant yields on hearing it.
 		n.answerBeat(now)

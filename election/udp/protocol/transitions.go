@@ -158,7 +158,11 @@ func (n *Node) lead(now time.Time) {
 func (n *Node) beat(now time.Time) {
 	n.lastBeat = now
 	n.beats++
-	n.emit("", Message{Type: Heartbeat, Term: n.leader.Term, Leader: n.cfg.NodeID, Beat: n.beats, Payload: n.payload})
+	var flags uint8
+	if now.Before(n.hear.refuseUntil) {
+		flags = FlagRefused
+	}
+	n.emit("", Message{Type: Heartbeat, Term: n.leader.Term, Leader: n.cfg.NodeID, Beat: n.beats, Flags: flags, Payload: n.payload})
 	n.q.sent(n.seq, now)
 	n.recordVersion()
 }

@@ -131,6 +131,9 @@ func TestTwoLeadersWorseStepsDownAtOnce(t *testing.T) {
 	// and answers at once; b hears that answer and answers with evidence
 	// of a; a then steps down and follows b — within a few round trips.
 	now = now.Add(a.cfg.ClaimWindow)
+	// a has a follower that says it hears a (its presence report).
+	a.Step(now, Message{Type: Query, Cluster: "test", From: "f", Incarnation: 1, Seq: 1, Flags: FlagReport,
+		Leader: "a", Heard: Evidence{Term: a.Status().Leader.Term, Beat: 1}})
 	a.Step(now, hb[0].Msg)
 	assert.Equal(t, election.Leader, a.Status().Role, "b does not show it hears a yet")
 	ans := a.Ready()
