@@ -157,3 +157,17 @@ func TestRunExitKillsEscapedLeftovers(t *testing.T) {
 	assert.Equal(t, 0, res.ExitCode)
 	proctest.WaitGone(t, proctest.ReadPID(t, pidFile))
 }
+
+// The command gets exactly the environment it was given: the shim's own
+// variable is gone, and argv[0] is the command's.
+func TestRunEnvironmentIsTheCommands(t *testing.T) {
+	var l lines
+	res := Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", `env; echo "argv0=$0"`}, Env: []string{"A=1"}, OnLine: l.add})
+	require.NoError(t, res.Err)
+	got := l.all()
+	assert.Contains(t, got, "stdout:A=1")
+	assert.Contains(t, got, "stdout:argv0=/bin/sh")
+	for _, line := range got {
+		assert.NotContains(t, line, shimEnv)
+	}
+}
