@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/hooks"
@@ -18,6 +19,7 @@ import (
 	"github.com/lanleader/lanleader/internal/version"
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
+	"github.com/lanleader/lanleader/trigger"
 )
 
 // daemon is one `lanleader run`: the elector, the job runner, the hooks and
@@ -30,6 +32,8 @@ type daemon struct {
 	el     *Elector
 	runner *jobs.Runner
 	hooks  *hooks.Hooks
+	// trigger answers `lanleader trigger` requests (udp mode).
+	trigger *trigger.Handler
 
 	mu sync.Mutex
 	rc *runConfig // the configuration in force
@@ -77,6 +81,9 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	for _, w := range rc.warnings {
 		logger.Warn(w)
 	}
+	// Trigger requests sent before now cannot be told from replays: this
+	// process has no memory of them.
+	d.trigger = &trigger.Handler{Started: time.Now(), Logger: logger}
 	el, err := rc.ms.New(Env{
 		Context:     ctx,
 		NodeID:      s.NodeID,
@@ -85,6 +92,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		Ledger:      func() []byte { return d.runner.Ledger() },
 		AdoptLedger: adopt,
 		State:       store,
+		Request:     func(p []byte) []byte { return d.trigger.Handle(p) },
 	})
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -122,6 +130,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		return ConfigError{fmt.Errorf("%s: %w", file.Path, err)}
 	}
 	persist.restore(d.runner)
+	d.trigger.Runner = d.runner
 	hookCfg := file.Hooks
 	hookCfg.Node = s.NodeID
 	hookCfg.OnResult = m.HookFinished

@@ -77,6 +77,10 @@ type Env struct {
 	// AdoptLedger hands a ledger received from a leader to the job runner.
 	// Call it before reporting a takeover to the callbacks.
 	AdoptLedger func([]byte)
+	// Request answers a client's request to the leader (`lanleader
+	// trigger`); a mode that can carry requests from clients hands their
+	// payloads to it and sends back what it returns (nil: no answer).
+	Request func(payload []byte) []byte
 }
 
 // Elector is a mode's election.Elector plus what the job runner and the

@@ -332,6 +332,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		OnPayload: func(_ string, _ uint64, p []byte) { env.AdoptLedger(p) },
 		OnDurable: onDurable,
 		OnPacket:  env.Metrics.PacketReceived,
+		OnRequest: env.Request,
 		// Hearing nobody is worth a WARN when others are expected.
 		ExpectPeers: len(s.Peers) > 0 || s.ClusterSize > 0,
 	})

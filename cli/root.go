@@ -70,7 +70,11 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer, extra
 	name := cmd.CommandPath()
 	var ue usageError
 	var ce ConfigError
+	var es exitStatus
 	switch {
+	case errors.As(err, &es):
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return es.code
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, err, name)
 		return ExitUsage
@@ -126,6 +130,7 @@ Configuration: ` + DefaultConfigPath + ` (see docs/configuration.md).`,
 		newCheckConfigCmd(modes),
 		newStatusCmd(),
 		newJobsCmd(),
+		newTriggerCmd(),
 		newWhoCmd(),
 		newDemoCmd(),
 		newVersionCmd(),

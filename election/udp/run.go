@@ -115,6 +115,7 @@ func (e *Elector) receive(p Packet) {
 	for _, h := range heard {
 		e.deliverPayload(h)
 	}
+	e.serveRequests()
 }
 
 // publishNow hands the node the current payload and, while leading,

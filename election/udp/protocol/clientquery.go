@@ -40,12 +40,15 @@ type clientLimiter struct {
 	seen     map[clientKey]time.Time
 }
 
-// stepClientQuery answers a client's Query when leading, or says why not.
+// stepClientQuery answers a client's Query when leading, or hands a
+// client's Trigger to the application (ClientRequests), or says why not.
+// Every node remembers the Triggers it hears, leading or not, so that a
+// replay sent to the next leader after a failover is dropped there too.
 func (n *Node) stepClientQuery(now time.Time, m *Message) DropReason {
 	switch {
 	case m.Nonce == 0 || len(m.Payload) < ClientQueryPad:
 		return DropMalformed
-	case n.role != election.Leader:
+	case m.Type == Query && n.role != election.Leader:
 		return DropNotLeader
 	}
 	c := &n.clients
@@ -57,20 +60,68 @@ func (n *Node) stepClientQuery(now time.Time, m *Message) DropReason {
 	if at, ok := c.seen[k]; ok && now.Sub(at) < clientReplayWindow {
 		return DropReplayedQuery
 	}
+	if m.Type == Trigger && n.role != election.Leader {
+		c.remember(now, k)
+		return DropNotLeader
+	}
 	c.tokens = min(clientBurst, c.tokens+float64(now.Sub(c.refilled))/float64(clientRefill))
 	c.refilled = now
 	if c.tokens < 1 {
 		return DropRateLimited
 	}
 	c.tokens--
+	c.remember(now, k)
+	if m.Type == Trigger {
+		if len(n.requests) >= maxClientRequests {
+			return DropRateLimited
+		}
+		n.requests = append(n.requests, ClientRequest{From: m.From, Nonce: m.Nonce, Payload: m.Payload})
+		return ""
+	}
+	n.emit(m.From, Message{Type: Answer, Term: n.leader.Term, Leader: n.cfg.NodeID, Nonce: m.Nonce})
+	return ""
+}
+
+// remember records a client request's key, forgetting expired ones (or,
+// when full, arbitrary ones) to stay within maxClients.
+func (c *clientLimiter) remember(now time.Time, k clientKey) {
 	if len(c.seen) >= maxClients {
-		for k, at := range c.seen {
+		for old, at := range c.seen {
 			if now.Sub(at) >= clientReplayWindow || len(c.seen) >= maxClients {
-				delete(c.seen, k)
+				delete(c.seen, old)
 			}
 		}
 	}
 	c.seen[k] = now
-	n.emit(m.From, Message{Type: Answer, Term: n.leader.Term, Leader: n.cfg.NodeID, Nonce: m.Nonce})
-	return ""
+}
+
+// maxClientRequests bounds the Triggers waiting for the application.
+const maxClientRequests = 64
+
+// ClientRequest is a client's Trigger for the application to act on and
+// answer with Reply.
+type ClientRequest struct {
+	From    string
+	Nonce   uint64
+	Payload []byte
+}
+
+// ClientRequests returns the Triggers accepted since the last call, and
+// forgets them.
+func (n *Node) ClientRequests() []ClientRequest {
+	r := n.requests
+	n.requests = nil
+	return r
+}
+
+// Reply queues the TriggerAnswer to r carrying payload, if this node still
+// leads. The answer must not be larger than the request (a forged source
+// address must not make the leader an amplifier): a longer payload is not
+// sent and Reply reports false.
+func (n *Node) Reply(r ClientRequest, payload []byte) bool {
+	if n.role != election.Leader || len(payload) > len(r.Payload) {
+		return false
+	}
+	n.emit(r.From, Message{Type: TriggerAnswer, Term: n.leader.Term, Leader: n.cfg.NodeID, Nonce: r.Nonce, Payload: payload})
+	return true
 }

@@ -31,6 +31,14 @@ const (
 	// (a deposed leader included) and again on each heartbeat of that
 	// leader during its gathering window. Leader names the new leader.
 	Ledger Type = 8
+	// Trigger is a client's request to the leader (`lanleader trigger`):
+	// FlagClient set, Nonce random, Payload the application's request,
+	// padded to ClientQueryPad. It is handled like a client Query
+	// (clientquery.go) and handed to the application (ClientRequests).
+	Trigger Type = 9
+	// TriggerAnswer is the leader's reply to a Trigger: Nonce echoed,
+	// Payload the application's answer. Only clients consume it.
+	TriggerAnswer Type = 10
 )
 
 // String returns the type's name as used in logs and metrics labels.
@@ -52,6 +60,10 @@ func (t Type) String() string {
 		return "ack"
 	case Ledger:
 		return "ledger"
+	case Trigger:
+		return "trigger"
+	case TriggerAnswer:
+		return "trigger_answer"
 	default:
 		return fmt.Sprintf("type(%d)", uint8(t))
 	}

@@ -101,6 +101,8 @@ type Node struct {
 
 	peers   map[string]*peer
 	clients clientLimiter
+	// requests are the client Triggers accepted, for ClientRequests.
+	requests []ClientRequest
 
 	// Leader probes (unreachable.go): probes were handed out since the
 	// leader was last heard at probeLast.

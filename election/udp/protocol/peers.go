@@ -100,4 +100,7 @@ func (n *Node) successor() string {
 
 // isClientQuery reports whether m is a client's "who leads?" rather than a
 // node's message.
-func isClientQuery(m *Message) bool { return m.Type == Query && m.Flags&FlagClient != 0 }
+// A client's Trigger (`lanleader trigger`) is handled the same way.
+func isClientQuery(m *Message) bool {
+	return (m.Type == Query || m.Type == Trigger) && m.Flags&FlagClient != 0
+}

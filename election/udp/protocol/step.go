@@ -93,6 +93,12 @@ func (n *Node) check(m *Message) DropReason {
 			return DropMalformed
 		}
 	case Query, Ledger:
+	case Trigger:
+		if m.Flags&FlagClient == 0 {
+			return DropMalformed
+		}
+	case TriggerAnswer:
+		return DropUnsupported // for clients only
 	case Vote, Ack:
 		if !n.q.on() {
 			return DropUnsupported

@@ -58,7 +58,8 @@ const (
 func knownType(t protocol.Type) bool {
 	switch t {
 	case protocol.Heartbeat, protocol.Claim, protocol.Resign, protocol.Query,
-		protocol.Answer, protocol.Vote, protocol.Ack, protocol.Ledger:
+		protocol.Answer, protocol.Vote, protocol.Ack, protocol.Ledger,
+		protocol.Trigger, protocol.TriggerAnswer:
 		return true
 	}
 	return false

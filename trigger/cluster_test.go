@@ -1,0 +1,234 @@
+package trigger_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election/udp"
+	"github.com/lanleader/lanleader/election/udp/memnet"
+	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/wire"
+	"github.com/lanleader/lanleader/jobs"
+	"github.com/lanleader/lanleader/trigger"
+)
+
+// node is one in-process lanleader node wired as the daemon wires it: a
+// udp elector on memnet, a job runner, and the trigger handler.
+type node struct {
+	id     string
+	el     *udp.Elector
+	runner *jobs.Runner
+	stop   func()
+}
+
+func startNode(t *testing.T, n *memnet.Network, i int, key *wire.Keyring) *node {
+	t.Helper()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	nd := &node{id: fmt.Sprintf("n%d", i)}
+	var err error
+	nd.runner, err = jobs.NewRunner(jobs.RunnerConfig{Node: nd.id, Logger: quiet, Jobs: []jobs.Spec{
+		{Name: "hello", Schedule: "0 0 1 1 *", Shell: "exit 0"},
+		{Name: "fails", Schedule: "0 0 1 1 *", Shell: "exit 7"},
+	}})
+	require.NoError(t, err)
+	h := &trigger.Handler{Runner: nd.runner, Started: time.Now().Add(-time.Second), Logger: quiet}
+	pc := protocol.DefaultLANConfig()
+	pc.NodeID, pc.Cluster = nd.id, "trig"
+	pc.Priority = uint8(200 - i)
+	pc.Rand = rand.New(rand.NewPCG(uint64(i), 3))
+	nd.el, err = udp.New(udp.Config{
+		Protocol: pc, Transport: n.Join(netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i))),
+		Keyring: key, Logger: quiet, Payload: nd.runner.Ledger,
+		OnPayload: func(_ string, _ uint64, p []byte) { _ = nd.runner.AdoptLedger(p) },
+		OnRequest: h.Handle,
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = nd.runner.Run(ctx) })
+	wg.Go(func() {
+		_ = nd.el.Run(ctx, nd.runner.Callbacks())
+		_ = nd.runner.Wait(context.Background())
+	})
+	nd.stop = func() { cancel(); wg.Wait() }
+	return nd
+}
+
+// manualRuns counts the manual runs node made itself.
+func manualRuns(nd *node, job string) int {
+	n := 0
+	for _, r := range nd.runner.History().Runs(job, 0) {
+		if r.Manual && !r.Heard {
+			n++
+		}
+	}
+	return n
+}
+
+type cluster struct {
+	net   *memnet.Network
+	nodes []*node
+}
+
+func newCluster(t *testing.T, key *wire.Keyring) *cluster {
+	c := &cluster{net: memnet.New(memnet.WithSeed(9))}
+	for i := 1; i <= 3; i++ {
+		c.nodes = append(c.nodes, startNode(t, c.net, i, key))
+	}
+	t.Cleanup(func() {
+		for _, nd := range c.nodes {
+			nd.stop()
+		}
+	})
+	require.Eventually(t, func() bool { return c.leader() != nil }, 10*time.Second, 10*time.Millisecond)
+	return c
+}
+
+func (c *cluster) leader() *node {
+	for _, nd := range c.nodes {
+		if nd.el.Status().IsLeader() {
+			return nd
+		}
+	}
+	return nil
+}
+
+// client is a host that is not a node: it only sends requests.
+func (c *cluster) client(t *testing.T, key *wire.Keyring, op trigger.Op, name string) (trigger.Answer, error) {
+	t.Helper()
+	tr := c.net.Join(netip.MustParseAddrPort("198.18.0.200:40000"))
+	defer tr.Close()
+	p, err := trigger.Request{Op: op, Sent: time.Now(), Name: name}.Encode()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	ra, err := udp.Request(ctx, tr, "trig", key, p)
+	if err != nil {
+		return trigger.Answer{}, err
+	}
+	if l := c.leader(); assert.NotNil(t, l) {
+		assert.Equal(t, l.id, ra.Leader, "the leader answers")
+	}
+	return trigger.DecodeAnswer(ra.Payload)
+}
+
+// Run now from a host that is not a node: the leader runs the job once,
+// answers with the run id, and reports the outcome when asked.
+func TestTriggerRunsOnceOnTheLeader(t *testing.T) {
+	c := newCluster(t, nil)
+	a, err := c.client(t, nil, trigger.OpRun, "fails")
+	require.NoError(t, err)
+	require.Equal(t, trigger.Started, a.Code, a.Message)
+	require.NotEmpty(t, a.RunID)
+	leader := c.leader()
+	require.Eventually(t, func() bool { return manualRuns(leader, "fails") == 1 }, 5*time.Second, 10*time.Millisecond)
+	for _, nd := range c.nodes {
+		if nd != leader {
+			assert.Zero(t, manualRuns(nd, "fails"), "%s is not the leader and ran nothing", nd.id)
+		}
+	}
+	st, err := c.client(t, nil, trigger.OpStatus, a.RunID)
+	require.NoError(t, err)
+	assert.Equal(t, trigger.Finished, st.Code)
+	assert.Equal(t, jobs.OutcomeFailed, st.Outcome)
+	assert.Equal(t, 7, st.ExitCode)
+
+	a, err = c.client(t, nil, trigger.OpRun, "nope")
+	require.NoError(t, err)
+	assert.Equal(t, trigger.UnknownJob, a.Code)
+	st, err = c.client(t, nil, trigger.OpStatus, "0123456789abcdef")
+	require.NoError(t, err)
+	assert.Equal(t, trigger.UnknownRun, st.Code)
+	assert.Equal(t, 1, manualRuns(leader, "fails"), "still exactly one run")
+}
+
+// A keyed cluster ignores a request without the key (no answer, no run)
+// and serves one with it.
+func TestTriggerRefusedWithoutKey(t *testing.T) {
+	key, err := wire.NewKeyring(bytes.Repeat([]byte{7}, 32))
+	require.NoError(t, err)
+	wrong, err := wire.NewKeyring(bytes.Repeat([]byte{8}, 32))
+	require.NoError(t, err)
+	c := newCluster(t, key)
+	for name, k := range map[string]*wire.Keyring{"no key": nil, "wrong key": wrong} {
+		_, err := c.client(t, k, trigger.OpRun, "hello")
+		assert.ErrorIs(t, err, context.DeadlineExceeded, name)
+	}
+	for _, nd := range c.nodes {
+		assert.Zero(t, manualRuns(nd, "hello"))
+	}
+	a, err := c.client(t, key, trigger.OpRun, "hello")
+	require.NoError(t, err)
+	assert.Equal(t, trigger.Started, a.Code)
+	leader := c.leader()
+	require.Eventually(t, func() bool { return manualRuns(leader, "hello") == 1 }, 5*time.Second, 10*time.Millisecond)
+}
+
+// A captured request sent again runs nothing: not on the leader, and not
+// on the next leader after a failover (every node remembered it).
+func TestTriggerReplayRunsNothing(t *testing.T) {
+	c := newCluster(t, nil)
+	sniffer := c.net.Join(netip.MustParseAddrPort("198.18.0.201:7483"))
+	defer sniffer.Close()
+	a, err := c.client(t, nil, trigger.OpRun, "hello")
+	require.NoError(t, err)
+	require.Equal(t, trigger.Started, a.Code)
+	var captured []byte
+	require.Eventually(t, func() bool {
+		for {
+			select {
+			case p := <-sniffer.Packets():
+				if m, err := wire.Decode(p.Data, nil); err == nil && m.Type == protocol.Trigger {
+					captured = p.Data
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	}, 2*time.Second, 5*time.Millisecond)
+	first := c.leader()
+	require.Eventually(t, func() bool { return manualRuns(first, "hello") == 1 }, 5*time.Second, 10*time.Millisecond)
+
+	// fresh sends a new request and waits for its run: the replays sent
+	// before it have been handled by then (one node handles its packets in
+	// order).
+	fresh := func(leader *node, want int) {
+		t.Helper()
+		var a trigger.Answer
+		require.Eventually(t, func() bool {
+			var err error
+			a, err = c.client(t, nil, trigger.OpRun, "fails")
+			return err == nil && a.Code == trigger.Started
+		}, 10*time.Second, 50*time.Millisecond, "the leader serves fresh requests")
+		require.Eventually(t, func() bool { return manualRuns(leader, "fails") == want }, 5*time.Second, 10*time.Millisecond)
+	}
+	require.NoError(t, sniffer.Broadcast(captured))
+	fresh(first, 1)
+	assert.Equal(t, 1, manualRuns(first, "hello"), "the replay did not run again on the leader")
+
+	// Fail over, then replay to the new leader, once it serves requests.
+	first.stop()
+	require.Eventually(t, func() bool { l := c.leader(); return l != nil && l != first }, 10*time.Second, 10*time.Millisecond)
+	second := c.leader()
+	fresh(second, 1)
+	require.NoError(t, sniffer.Broadcast(captured))
+	fresh(second, 2)
+	assert.Equal(t, 1, manualRuns(first, "hello"), "the replay did not run again on the first leader")
+	for _, nd := range c.nodes {
+		if nd != first {
+			assert.Zero(t, manualRuns(nd, "hello"), "the replay ran nothing on %s", nd.id)
+		}
+	}
+}
