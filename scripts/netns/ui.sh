@@ -1,0 +1,73 @@
+# shellcheck shell=bash
+# Run now (`lanleader trigger`) from a host on the LAN that is not a node:
+# an extra namespace on the suite's bridge. Sourced by scripts/netns-test.sh
+# (see README.md here).
+
+# ui_client_up adds the namespace ${LLT_PFX}cli with an address on the LAN
+# (.200), joined to the bridge like a node; the suite's cleanup deletes it.
+ui_client_up() {
+	UI_NS="${LLT_PFX}cli"
+	UI_IP="${LLT_NET}.200"
+	ip netns list | grep -q "^$UI_NS\b" && return 0
+	llt_ns_add "$UI_NS" || return 1
+	ip -n "$LLT_SW" link add pcli type veth peer name eth0 netns "$UI_NS" || return 1
+	ip -n "$LLT_SW" link set pcli master br0 up || return 1
+	ip -n "$UI_NS" addr add "$UI_IP/24" brd + dev eth0 || return 1
+	ip -n "$UI_NS" link set eth0 up
+}
+
+# ui_trigger ARGS... runs `lanleader trigger` on the client host against the
+# suite's cluster; output in $WORK/trigger.out.
+ui_trigger() {
+	timeout 20 ip netns exec "$UI_NS" "$BIN" trigger --cluster "$CLUSTER" --port "$UDP_PORT" \
+		--bind "$UI_IP" "$@" >"$WORK/trigger.out" 2>&1
+}
+
+ui_lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
+
+sc_trigger() {
+	say "trigger: a host that is not a node runs a job now; it runs once, on the leader"
+	jobs_cluster trigger "jobs:
+  - name: tick
+    schedule: '@every 1s'
+    shell: 'echo \"\$LANLEADER_NODE \$LANLEADER_TERM \$LANLEADER_SCHEDULED_AT\" >> $WORK/jobs-\$LANLEADER_NODE.log'
+  - name: now
+    schedule: '0 0 1 1 *'
+    shell: 'echo \"\$LANLEADER_NODE \$LANLEADER_TRIGGER \$LANLEADER_RUN_ID\" >> $WORK/trigger-\$LANLEADER_NODE.log; exit 3'" || { jobs_restore trigger; return; }
+	local L=$AGREED i total=0 rc
+	if ! ui_client_up; then
+		fail "trigger: could not add the client namespace"
+		jobs_restore trigger
+		return
+	fi
+	ui_trigger --wait --wait-timeout 10s now
+	rc=$?
+	local out run
+	out=$(tr '\n' ' ' <"$WORK/trigger.out")
+	run=$(sed -n 's/.*run id \([0-9a-f]*\).*/\1/p' "$WORK/trigger.out" | head -n1)
+	if [ "$rc" = 3 ] && [ -n "$run" ] && grep -q "on n$L " "$WORK/trigger.out"; then
+		pass "trigger: n$L answered the client with run $run; --wait exited with the job's status 3"
+	else
+		fail "trigger: want a run on n$L and exit 3, got exit $rc: $out"
+	fi
+	for ((i = 1; i <= NODES; i++)); do total=$((total + $(ui_lines "$WORK/trigger-n$i.log"))); done
+	if [ "$total" = 1 ] && grep -q "^n$L manual $run\$" "$WORK/trigger-n$L.log"; then
+		pass "trigger: the job ran exactly once, on the leader n$L, as a manual run"
+	else
+		fail "trigger: want one manual run on n$L, got $total: $(cat "$WORK"/trigger-n*.log 2>/dev/null | tr '\n' ';')"
+	fi
+	if timeout 5 ip netns exec "$(llt_ns "$L")" "$BIN" jobs --json --http "127.0.0.1:$HTTP_PORT" | grep -q "\"run_id\": \"$run\""; then
+		pass "trigger: n$L's /jobs lists the manual run $run"
+	else
+		fail "trigger: n$L's /jobs does not list run $run"
+	fi
+	ui_trigger nosuchjob
+	if grep -q "unknown job" "$WORK/trigger.out"; then
+		pass "trigger: an unknown job is refused by name"
+	else
+		fail "trigger: unknown job: $(tr '\n' ' ' <"$WORK/trigger.out")"
+	fi
+	jobs_restore trigger
+}
+
+register_scenario trigger default
