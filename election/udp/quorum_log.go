@@ -17,6 +17,15 @@ type quorumLog struct {
 	warned    bool
 }
 
+// warnAt is when the "no majority" WARN is due (zero if none is): the run
+// loop wakes for it, whatever the node's own schedule.
+func (w *quorumLog) warnAt(promise time.Duration) time.Time {
+	if w.lostSince.IsZero() || w.warned {
+		return time.Time{}
+	}
+	return w.lostSince.Add(promise)
+}
+
 // logQuorum logs changes of quorum mode's state: a majority lost (WARN,
 // with counts) for longer than a promise period — a start-up or an election
 // that fails once while restarted nodes still keep their start-up promise is

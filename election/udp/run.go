@@ -225,7 +225,10 @@ func (e *Elector) nextTick() time.Time {
 	defer e.mu.Unlock()
 	next := e.node.NextTick()
 	if p := e.probes.next(e.node); !p.IsZero() && p.Before(next) {
-		return p
+		next = p
+	}
+	if w := e.qlog.warnAt(e.cfg.Protocol.Timings().Promise); !w.IsZero() && w.Before(next) {
+		next = w
 	}
 	return next
 }

@@ -92,7 +92,7 @@ sc_quorum_basics() {
 	else
 		fail "quorum_basics: $n leader(s) in the minority {$small} ($VIEW)"
 	fi
-	if qr_logged '"level":"WARN".*no majority: [12] of '"$NODES"' reachable' "$small"; then
+	if llt_poll 5000 200 qr_logged '"level":"WARN".*no majority: [12] of '"$NODES"' reachable' "$small"; then
 		pass "quorum_basics: the minority logged WARN 'no majority: k of $NODES reachable'"
 	else
 		# shellcheck disable=SC2046
