@@ -152,8 +152,10 @@ func TestHooksHungKilledFailingLogged(t *testing.T) {
 		OnLeader:   Command{Shell: "sleep 300 & echo $! > " + pidFile + "; wait"},
 		OnFollower: Command{Shell: "exit 4"},
 		OnStop:     Command{Shell: record + out},
-		Timeout:    200 * time.Millisecond,
-		Node:       "a",
+		// Long enough for a shell to start and exit 4 under -race and load
+		// (each run starts through proc's shim, a re-exec of this binary).
+		Timeout: 2 * time.Second,
+		Node:    "a",
 	}, slog.New(logs))
 	el := newElector("a", h.Callbacks())
 	el.lead(1)
