@@ -190,8 +190,23 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	// while the elector keeps running, so a leader keeps heartbeating and
 	// nobody takes over and starts a job beside a run of ours; then the
 	// elector resigns.
-	shutdown, cancel := context.WithTimeout(context.Background(), s.StopGrace)
-	defer cancel()
+	// stop_grace counts from the stop, not from the start: the deadline is
+	// set by the first caller of stopDeadline, once ctx ends (or the
+	// elector failed).
+	var grace struct {
+		once   sync.Once
+		ctx    context.Context
+		cancel context.CancelFunc
+	}
+	stopDeadline := func() context.Context {
+		grace.once.Do(func() { grace.ctx, grace.cancel = context.WithTimeout(context.Background(), s.StopGrace) })
+		return grace.ctx
+	}
+	defer func() {
+		if grace.cancel != nil {
+			grace.cancel()
+		}
+	}()
 	elCtx, stopElector := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopElector()
 	drained := make(chan struct{})
@@ -203,7 +218,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		case <-ctx.Done():
 		}
 		d.notify.stopping()
-		if err := d.runner.Drain(shutdown); err != nil {
+		if err := d.runner.Drain(stopDeadline()); err != nil {
 			logger.Warn("jobs still running at shutdown were killed", "err", err)
 		}
 		stopElector()
@@ -211,6 +226,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	runErr := el.Run(elCtx, cb)
 	stopElector()
 	<-drained
+	shutdown := stopDeadline()
 	d.notify.stopping()
 
 	// Leadership has ended: the scheduling loops stop.

@@ -134,3 +134,44 @@ func TestRunStopEndsRunsBeforeResign(t *testing.T) {
 	assert.Less(t, finished, stopped, "the run ended before leadership did")
 	assert.Equal(t, "cancelled", lines[finished].Outcome)
 }
+
+// TestRunStopGraceCountsFromTheStop: a node that has run longer than
+// --stop-grace still lets a finish-policy run end at stop.
+func TestRunStopGraceCountsFromTheStop(t *testing.T) {
+	guard, cancelGuard := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelGuard()
+	ctx, stop := context.WithCancel(guard)
+	defer stop()
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	exit := make(chan int, 1)
+	go func() {
+		code := Execute(ctx, []string{"run", "--mode=static", "--node-id", "alpha", "--leader", "alpha",
+			"--config", "testdata/finisher.yaml", "--http=", "--log-format", "json", "--stop-grace", "1s"}, io.Discard, pw)
+		pw.Close()
+		exit <- code
+	}()
+	type logLine struct {
+		Msg     string `json:"msg"`
+		Line    string `json:"line"`
+		Outcome string `json:"outcome"`
+	}
+	start := time.Now()
+	var last logLine
+	stopping := false
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		var l logLine
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &l), "not a JSON log line: %s", sc.Text())
+		if !stopping && l.Msg == "jobs: output" && l.Line == "started" && time.Since(start) > 1500*time.Millisecond {
+			stopping = true
+			stop()
+		}
+		if stopping && l.Msg == "jobs: run finished" {
+			last = l
+		}
+	}
+	require.NoError(t, sc.Err())
+	assert.Equal(t, ExitOK, <-exit)
+	assert.Equal(t, "ok", last.Outcome, "the run was let finish")
+}
