@@ -111,3 +111,43 @@ func TestCommitNoQuorum(t *testing.T) {
 		<-done
 	})
 }
+
+// OnDurable gets every new round before the claim of that round is sent,
+// and Resume makes a restarted node claim above it.
+func TestDurableStateIsSavedAndResumed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := memnet.New(memnet.WithSeed(1))
+		start := func(inc uint64, resume protocol.Durable, saved *[]protocol.Durable) (*udp.Elector, context.CancelFunc, chan struct{}) {
+			pc := protocol.DefaultLANConfig()
+			pc.NodeID, pc.Cluster, pc.Resume = "a", "test", resume
+			pc.Rand = rand.New(rand.NewPCG(inc, 7))
+			pc.Incarnation = inc
+			e, err := udp.New(udp.Config{Protocol: pc, Transport: net.Join(netip.MustParseAddrPort("198.18.0.1:7483")),
+				Logger:    slog.New(slog.DiscardHandler),
+				OnDurable: func(d protocol.Durable) error { *saved = append(*saved, d); return nil }})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan struct{})
+			go func() { _ = e.Run(ctx, election.Callbacks{}); close(done) }()
+			return e, cancel, done
+		}
+		var saved []protocol.Durable
+		e, cancel, done := start(1, protocol.Durable{}, &saved)
+		time.Sleep(2 * time.Second)
+		require.Equal(t, election.Leader, e.Status().Role)
+		term := e.Status().Leader.Term
+		require.NotEmpty(t, saved)
+		last := saved[len(saved)-1]
+		assert.Equal(t, protocol.TermRound(term), last.Round, "the leadership's round is saved")
+		cancel()
+		<-done
+
+		var again []protocol.Durable
+		e, cancel, done = start(2, last, &again)
+		time.Sleep(2 * time.Second)
+		require.Equal(t, election.Leader, e.Status().Role)
+		assert.Greater(t, protocol.TermRound(e.Status().Leader.Term), last.Round, "claims above the saved round")
+		cancel()
+		<-done
+	})
+}
