@@ -70,6 +70,7 @@ type pageData struct {
 	ReadyWhy            string
 	Quorum              QuorumView
 	HasQuorum           bool
+	QuorumKnown         bool
 	Nodes               []NodeView
 	Jobs                []jobs.JobView
 	Changes             []Change
@@ -96,6 +97,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Quorum != nil {
 		d.Quorum = s.cfg.Quorum()
 		d.HasQuorum = d.Quorum.Size > 0
+		d.QuorumKnown = true
 	}
 	d.Nodes = s.nodes(st)
 	if s.cfg.JobViews != nil {

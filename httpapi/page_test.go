@@ -75,5 +75,5 @@ func TestStatusPageEscapes(t *testing.T) {
 	assert.Contains(t, body, "&lt;img")
 	assert.Contains(t, body, "No jobs configured.")
 	assert.Contains(t, body, "None since this node started.")
-	assert.Contains(t, body, "<b>off</b>", "quorum off without a Quorum func")
+	assert.Contains(t, body, "<b>n/a</b>", "no quorum state without a Quorum func (static, env)")
 }
