@@ -147,7 +147,7 @@ func TestRunStopGraceCountsFromTheStop(t *testing.T) {
 	exit := make(chan int, 1)
 	go func() {
 		code := Execute(ctx, []string{"run", "--mode=static", "--node-id", "alpha", "--leader", "alpha",
-			"--config", "testdata/finisher.yaml", "--http=", "--log-format", "json", "--stop-grace", "1s"}, io.Discard, pw)
+			"--config", "testdata/finisher.yaml", "--http=", "--log-format", "json", "--stop-grace", "3s"}, io.Discard, pw)
 		pw.Close()
 		exit <- code
 	}()
@@ -163,7 +163,7 @@ func TestRunStopGraceCountsFromTheStop(t *testing.T) {
 	for sc.Scan() {
 		var l logLine
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &l), "not a JSON log line: %s", sc.Text())
-		if !stopping && l.Msg == "jobs: output" && l.Line == "started" && time.Since(start) > 1500*time.Millisecond {
+		if !stopping && l.Msg == "jobs: output" && l.Line == "started" && time.Since(start) > 3500*time.Millisecond {
 			stopping = true
 			stop()
 		}
