@@ -111,6 +111,9 @@ type hearState struct {
 	dup        Duplicate
 	dupQueryAt time.Time
 	reportAt   time.Time
+	// rivalReportAt limits rival reports on their own: a presence report
+	// just sent must not delay one (the leader decides within an interval).
+	rivalReportAt time.Time
 	// refuseUntil: heartbeats until then carry FlagRefused (a preempting
 	// claim without evidence was refused).
 	refuseUntil time.Time
@@ -311,9 +314,9 @@ func (n *Node) presence(now time.Time, m *Message) {
 // it, which is what keeps the leader from stepping down to a rival that
 // does not hear the cluster (evidence.go).
 func (n *Node) reportRival(now time.Time, m *Message) {
-	if !n.hear.reportAt.IsZero() && now.Sub(n.hear.reportAt) < n.cfg.Interval {
+	if !n.hear.rivalReportAt.IsZero() && now.Sub(n.hear.rivalReportAt) < n.cfg.Interval {
 		return
 	}
-	n.hear.reportAt = now
+	n.hear.rivalReportAt, n.hear.reportAt = now, now
 	n.emit(n.leader.ID, Message{Type: Query, Flags: FlagReport, Term: m.Term, Leader: m.From})
 }

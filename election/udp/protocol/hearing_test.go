@@ -125,3 +125,20 @@ func TestPreemptWithoutEvidenceIsRefusedAndYields(t *testing.T) {
 	assert.Equal(t, election.Follower, p.Status().Role, "a refusal: yield")
 	assert.Equal(t, "l", p.Status().Leader.ID)
 }
+
+// A follower that has just told its leader it hears it still reports a
+// rival at once: the leader decides at the rival's next heartbeat, one
+// interval later, and must hold the report by then.
+func TestRivalReportNotDelayedByPresence(t *testing.T) {
+	f := newTestNode(t)
+	f.Step(t0, beat("l", 1, 1, 5))
+	f.Step(t0.Add(200*time.Millisecond), beat("l", 1, 2, 5)) // refresh: presence report
+	require.Equal(t, []Type{Query}, types(f.Ready()))
+	r := beat("r", 1, 1, 9) // better term, no evidence of hearing l
+	f.Step(t0.Add(201*time.Millisecond), r)
+	out := f.Ready()
+	require.Len(t, out, 1, "the rival is reported at once")
+	assert.Equal(t, "l", out[0].To)
+	assert.NotZero(t, out[0].Msg.Flags&FlagReport)
+	assert.Equal(t, "l", f.Status().Leader.ID)
+}
