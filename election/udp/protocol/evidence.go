@@ -66,5 +66,6 @@ func (n *Node) followerGivesWay(now time.Time, m *Message) bool {
 	}
 	n.noteRival(now, m)
 	n.reportRival(now, m)
+	n.reject(now, m)
 	return false
 }

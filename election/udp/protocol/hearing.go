@@ -117,6 +117,13 @@ type hearState struct {
 	// refuseUntil: heartbeats until then carry FlagRefused (a preempting
 	// claim without evidence was refused).
 	refuseUntil time.Time
+	// rejectAt limits the rejections this follower sends (reject.go);
+	// rejections counts those this node received since it last followed
+	// a leader, for its growing retry wait.
+	rejectAt   time.Time
+	rejections int
+	// rejectedSince: while leading, when a rejection first came (reject.go).
+	rejectedSince time.Time
 }
 
 type deafPeer struct {

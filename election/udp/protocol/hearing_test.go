@@ -137,8 +137,10 @@ func TestRivalReportNotDelayedByPresence(t *testing.T) {
 	r := beat("r", 1, 1, 9) // better term, no evidence of hearing l
 	f.Step(t0.Add(201*time.Millisecond), r)
 	out := f.Ready()
-	require.Len(t, out, 1, "the rival is reported at once")
+	require.Len(t, out, 2, "the rival is reported at once, and rejected")
 	assert.Equal(t, "l", out[0].To)
 	assert.NotZero(t, out[0].Msg.Flags&FlagReport)
+	assert.Equal(t, "r", out[1].To, "the rival learns a live leader exists that it does not hear")
+	assert.NotZero(t, out[1].Msg.Flags&FlagRejected)
 	assert.Equal(t, "l", f.Status().Leader.ID)
 }

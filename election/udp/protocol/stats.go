@@ -94,6 +94,10 @@ type Stats struct {
 	// (Config.SelfEcho); DeafStepDown leaderships ended because this
 	// node's own heartbeats stopped coming back.
 	DeafClaims, DeafStepDown uint64
+	// RejectionsSent counts FlagRejected queries sent to claimants or
+	// rivals that showed no sign of hearing our live leader; Rejected
+	// counts claims or leaderships this node gave up on receiving one.
+	RejectionsSent, Rejected uint64
 	// DuplicateStepDown counts claims or leaderships given up because a
 	// process with this node's id that started first was heard.
 	DuplicateStepDown uint64
@@ -146,3 +150,11 @@ const FlagIsolated uint8 = 1 << 4
 // refused a preempting claim (FlagPreempt) that showed no evidence of
 // hearing it: the preempting candidate yields instead of leading beside it.
 const FlagRefused uint8 = 1 << 5
+
+// FlagRejected is set in a Query a follower sends a claimant, or a better
+// leader it ignores, whose evidence shows no sign of hearing the live
+// leader the follower hears. Term and Leader name that leader and Heard is
+// its newest heartbeat: the receiver learns that a leader lives which it
+// cannot hear (a one-way loss, a half-open firewall) and does not take
+// over. Raft's PreVote rejection, without votes; quorum mode has votes.
+const FlagRejected uint8 = 1 << 6

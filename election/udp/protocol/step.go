@@ -144,6 +144,7 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 		if stale {
 			n.stats.StaleLeaderIgnored++
 			n.noteRival(now, m)
+			n.heardStale(m)
 			return
 		}
 		if n.claimPreempt && m.Priority < n.cfg.Priority && m.Flags&FlagRefused == 0 {
@@ -163,6 +164,9 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 		} else if stale {
 			n.stats.StaleLeaderIgnored++
 			n.noteRival(now, m)
+			if n.fstate != following {
+				n.heardStale(m)
+			}
 			return
 		} else {
 			n.follow(now, m)
@@ -181,7 +185,10 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 // stepClaim handles CLAIM(m.Term) from m.From.
 func (n *Node) stepClaim(now time.Time, m *Message) {
 	if m.Flags&FlagIsolated != 0 && n.role != election.Leader {
-		return // a claimant that hears nobody could not lead anyone
+		// A claimant that hears nobody could not lead anyone; tell it if
+		// we hear a live leader (reject.go), so it does not lead alone.
+		n.reject(now, m)
+		return
 	}
 	switch n.role {
 	case election.Leader:
@@ -212,7 +219,10 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 		switch n.fstate {
 		case following:
 			if now.Before(n.followDeadline()) && m.From != n.leader.ID {
-				return // our leader was heard recently: ignore
+				// Our leader was heard recently: ignore, and say so if the
+				// claimant shows no sign of hearing it (reject.go).
+				n.reject(now, m)
+				return
 			}
 			// Suspected, or our leader itself claims: it stepped down
 			// (lost its lease in quorum mode) and asks again.
@@ -266,6 +276,10 @@ func (n *Node) stepResign(now time.Time, m *Message) {
 // gives the claim up: it would lead with a term older than one already in
 // use. It claims again, higher, after the usual wait.
 func (n *Node) stepQuery(now time.Time, m *Message) {
+	if m.Flags&FlagRejected != 0 {
+		n.stepRejected(now, m)
+		return
+	}
 	if m.Flags&FlagReport != 0 {
 		return // a follower's rival report: its evidence is all it says
 	}

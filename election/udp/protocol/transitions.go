@@ -23,6 +23,7 @@ func (n *Node) follow(now time.Time, m *Message) {
 	if !sameLeader {
 		n.det.Reset(now)
 	}
+	n.hear.rejections = 0
 	if !sameLeader {
 		n.leaderBeat = 0
 		n.hear.reportAt = time.Time{} // tell the new leader soon that we hear it
