@@ -101,7 +101,7 @@ type Runner struct {
 	closed bool
 	// draining is set by Drain: no run starts any more.
 	draining bool
-	term   uint64 // current leadership's term, 0 if not leading
+	term     uint64 // current leadership's term, 0 if not leading
 	// leaderCtx is the current leadership's context (valid while term > 0),
 	// for jobs a reload adds.
 	leaderCtx context.Context
