@@ -298,7 +298,13 @@ parse_status() {
 	ROLE="" LEADER="" TERM=""
 	[[ $s =~ \"role\":\"([a-z]+)\" ]] && ROLE=${BASH_REMATCH[1]}
 	[[ $s =~ \"leader\":\{\"id\":\"n([0-9]+)\" ]] && LEADER=${BASH_REMATCH[1]}
-	[[ $s =~ \"term\":([0-9]+) ]] && TERM=${BASH_REMATCH[1]}
+	# The leader's term (its fencing token), not the top-level highest term
+	# seen: a rival claim of the same round can raise that above it.
+	if [[ $s =~ \"leader\":\{[^}]*\"term\":([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 0 ]; then
+		TERM=${BASH_REMATCH[1]}
+	elif [[ $s =~ \"term\":([0-9]+) ]]; then
+		TERM=${BASH_REMATCH[1]}
+	fi
 	[ -n "$ROLE" ]
 }
 
