@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,12 +41,7 @@ ledgers (marked "heard": only instant, node, term and outcome are known).`,
 			if err != nil {
 				return fmt.Errorf("is lanleader running with --http %s? %w", addr, err)
 			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(doc)
-			}
-			return httpapi.WriteJobs(cmd.OutOrStdout(), doc)
+			return printDoc(cmd.OutOrStdout(), asJSON, doc, func(w io.Writer) error { return httpapi.WriteJobs(w, doc) })
 		},
 	}
 	fs := cmd.Flags()

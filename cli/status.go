@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,12 +48,7 @@ With --config it reads the endpoint address from the file's election.http.`,
 			if err != nil {
 				return fmt.Errorf("is lanleader running with --http %s? %w", addr, err)
 			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(doc)
-			}
-			return httpapi.WriteTable(cmd.OutOrStdout(), doc)
+			return printDoc(cmd.OutOrStdout(), asJSON, doc, func(w io.Writer) error { return httpapi.WriteTable(w, doc) })
 		},
 	}
 	fs := cmd.Flags()
@@ -61,4 +57,14 @@ With --config it reads the endpoint address from the file's election.http.`,
 	fs.BoolVar(&asJSON, "json", false, "print the raw JSON status")
 	fs.DurationVar(&timeout, "timeout", 3*time.Second, "give up after this long")
 	return cmd
+}
+
+// printDoc writes a fetched document as indented JSON or as its table.
+func printDoc(w io.Writer, asJSON bool, doc any, table func(io.Writer) error) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	return table(w)
 }

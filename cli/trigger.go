@@ -10,7 +10,6 @@ import (
 
 	"github.com/lanleader/lanleader/config"
 	"github.com/lanleader/lanleader/election/udp"
-	"github.com/lanleader/lanleader/election/udp/wire"
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/trigger"
 )
@@ -78,15 +77,7 @@ refuses requests without its key, and a replayed request runs nothing.`,
 
 func runTrigger(cmd *cobra.Command, s *udpSettings, job string, timeout time.Duration, wait bool, waitFor time.Duration) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	var keyring *wire.Keyring
-	if s.SecretFile != "" {
-		k, err := wire.LoadKeyring(s.SecretFile)
-		if err != nil {
-			return ConfigError{fmt.Errorf("--secret-file: %w", err)}
-		}
-		keyring = k
-	}
-	t, err := s.clientTransport()
+	t, keyring, err := s.client()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lanleader/lanleader/election/udp"
+	"github.com/lanleader/lanleader/election/udp/wire"
 )
 
 // The udp settings that say how to reach the cluster (bind, port,
@@ -74,4 +75,22 @@ func (s *udpSettings) clientTransport() (*udp.UDPTransport, error) {
 	tc := s.transportConfig(slog.New(slog.DiscardHandler), mode, bind)
 	tc.ListenPort = udp.AnyPort
 	return udp.NewUDPTransport(tc)
+}
+
+// client opens what a client command (who, trigger) talks to the cluster
+// with: the transport and, if --secret-file is given, the keyring.
+func (s *udpSettings) client() (*udp.UDPTransport, *wire.Keyring, error) {
+	var keyring *wire.Keyring
+	if s.SecretFile != "" {
+		k, err := wire.LoadKeyring(s.SecretFile)
+		if err != nil {
+			return nil, nil, ConfigError{fmt.Errorf("--secret-file: %w", err)}
+		}
+		keyring = k
+	}
+	t, err := s.clientTransport()
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, keyring, nil
 }

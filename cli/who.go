@@ -9,7 +9,6 @@ import (
 
 	"github.com/lanleader/lanleader/config"
 	"github.com/lanleader/lanleader/election/udp"
-	"github.com/lanleader/lanleader/election/udp/wire"
 )
 
 func newWhoCmd() *cobra.Command {
@@ -53,15 +52,7 @@ the file.`,
 
 func who(cmd *cobra.Command, s *udpSettings, timeout time.Duration) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	var keyring *wire.Keyring
-	if s.SecretFile != "" {
-		k, err := wire.LoadKeyring(s.SecretFile)
-		if err != nil {
-			return ConfigError{fmt.Errorf("--secret-file: %w", err)}
-		}
-		keyring = k
-	}
-	t, err := s.clientTransport()
+	t, keyring, err := s.client()
 	if err != nil {
 		return err
 	}
