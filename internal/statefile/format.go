@@ -6,11 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strconv"
 )
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the format version this package writes. It reads it and
+// every earlier version (listed in readable): a node upgraded in place
+// keeps its state.
+//
+//	1: round, max_term, ledger, history
+//	2: adds grant (the quorum promise's binding) and peers (the replay table)
+const Version = 2
+
+// readable are the format versions Decode accepts. Each version's body is
+// a subset of the next one's, so one State decodes them all; a field a
+// version lacks is zero.
+var readable = []int{1, Version}
 
 // magic starts every state file.
 const magic = "lanleader-state"
@@ -34,6 +45,27 @@ type State struct {
 	Ledger []byte `json:"ledger,omitempty"`
 	// History is the run history (jobs.History snapshot).
 	History json.RawMessage `json:"history,omitempty"`
+	// Grant is the (term, candidate) of this node's last quorum vote or
+	// ack; zero if it never granted one. A restarted node keeps its
+	// start-up promise to that candidate instead of to nobody. Version 2.
+	Grant Grant `json:"grant,omitzero"`
+	// Peers is the replay table: per peer the newest incarnation and
+	// sequence number accepted, most recently heard first. A restarted
+	// node drops packets at or below them. Version 2.
+	Peers []Peer `json:"peers,omitempty"`
+}
+
+// Grant is the binding of a quorum vote or ack.
+type Grant struct {
+	Term uint64 `json:"term"`
+	To   string `json:"to"`
+}
+
+// Peer is one replay table entry.
+type Peer struct {
+	ID          string `json:"id"`
+	Incarnation uint64 `json:"inc"`
+	Seq         uint64 `json:"seq"`
 }
 
 // Encode returns the file contents for s.
@@ -63,8 +95,8 @@ func Decode(b []byte) (State, error) {
 		return s, fmt.Errorf("header %q is not %q VERSION LENGTH CRC", truncate(b[:nl]), magic)
 	}
 	v, err := strconv.Atoi(string(f[1]))
-	if err != nil || v != Version {
-		return s, fmt.Errorf("format version %q, this lanleader reads %d", f[1], Version)
+	if err != nil || !slices.Contains(readable, v) {
+		return s, fmt.Errorf("format version %q, this lanleader reads %v", f[1], readable)
 	}
 	n, err := strconv.Atoi(string(f[2]))
 	body := b[nl+1:]

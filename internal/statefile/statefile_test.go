@@ -2,6 +2,7 @@ package statefile
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,8 +13,39 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func sample() State {
+// sampleV1 is what testdata/v1.state, written by the version 1 code,
+// holds.
+func sampleV1() State {
 	return State{Round: 41, MaxTerm: 41<<24 | 100<<16 | 7, Ledger: []byte{1, 0, 1, 2, 3}, History: []byte(`{"version":1,"runs":{}}`)}
+}
+
+func sample() State {
+	s := sampleV1()
+	s.Grant = Grant{Term: 41<<24 | 100<<16 | 9, To: "b"}
+	s.Peers = []Peer{{ID: "b", Incarnation: 1<<40 | 3, Seq: 812}, {ID: "c", Incarnation: 1<<40 | 5, Seq: 17}}
+	return s
+}
+
+// TestReadsVersion1: a node upgraded in place keeps its round, ledger and
+// history from the file the previous release wrote, and its next write is
+// the current version.
+func TestReadsVersion1(t *testing.T) {
+	b, err := os.ReadFile("testdata/v1.state")
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(b, []byte("lanleader-state 1 ")))
+	got, err := Decode(b)
+	require.NoError(t, err)
+	assert.Equal(t, sampleV1(), got)
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, FileName), b, 0o600))
+	s, st, err := Open(dir, nil)
+	require.NoError(t, err)
+	assert.Equal(t, sampleV1(), st, "not a cold start")
+	require.NoError(t, s.Update(func(st *State) { st.Grant = Grant{Term: 5, To: "x"} }))
+	b, err = os.ReadFile(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(b, []byte(fmt.Sprintf("lanleader-state %d ", Version))), "rewritten as version %d", Version)
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -39,7 +71,7 @@ func TestCorruptionDetected(t *testing.T) {
 		"empty":          {nil, "no header"},
 		"truncated":      {good[:len(good)-3], "truncated write"},
 		"bit flip":       {flip, "checksum"},
-		"other version":  {bytes.Replace(good, []byte("lanleader-state 1"), []byte("lanleader-state 9"), 1), "format version"},
+		"other version":  {bytes.Replace(good, []byte(fmt.Sprintf("lanleader-state %d", Version)), []byte("lanleader-state 9"), 1), "format version"},
 		"not ours":       {[]byte("hello\nworld"), "header"},
 		"trailing bytes": {append(bytes.Clone(good), 'x'), "truncated write"},
 	}

@@ -52,7 +52,8 @@ func Open(dir string, log *slog.Logger) (*Store, State, error) {
 		return s, State{}, nil
 	}
 	s.cur, s.written = st, b
-	log.Info("state loaded", "file", s.path, "round", st.Round, "max_term", st.MaxTerm, "ledger_bytes", len(st.Ledger))
+	log.Info("state loaded", "file", s.path, "round", st.Round, "max_term", st.MaxTerm, "ledger_bytes", len(st.Ledger),
+		"grant_term", st.Grant.Term, "grant_to", st.Grant.To, "replay_peers", len(st.Peers))
 	return s, st, nil
 }
 
