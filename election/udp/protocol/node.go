@@ -99,8 +99,13 @@ type Node struct {
 	// q is all quorum-mode bookkeeping (quorum.go).
 	q quorumTracker
 
-	peers   map[string]*peer
-	clients clientLimiter
+	peers map[string]*peer
+	// replayVer counts changes of peers; durCore and durVer are
+	// DurableVersion's record (durable.go).
+	replayVer uint64
+	durCore   durableCore
+	durVer    uint64
+	clients   clientLimiter
 	// requests are the client Triggers accepted, for ClientRequests.
 	requests []ClientRequest
 
@@ -160,7 +165,8 @@ func NewNode(cfg Config, now time.Time) (*Node, error) {
 	}
 	n.resume(cfg.Resume)
 	n.t = cfg.Timings()
-	n.q = newQuorumTracker(n.t, cfg.ClusterSize, now)
+	n.q = newQuorumTracker(n.t, cfg.ClusterSize, now, resumedGrant(cfg.Resume.Grant))
+	n.durCore = durableCore{n.round, n.maxTerm, n.q.binding()} // what Resume held
 	n.fstate = waiting
 	n.hear.lastPeer = now
 	n.waitUntil = now.Add(n.t.Suspect)

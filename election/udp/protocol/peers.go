@@ -18,6 +18,12 @@ type peer struct {
 	// protection; a restarted process's old packets replayed stay stale.
 	prevInc, prevSeq uint64
 	prevHeard        time.Time
+	// resumed: the entry comes from the state file (Config.Resume) and
+	// the peer has not been heard since. It is a replay floor only: not
+	// counted as heard, never named successor. Its lastHeard is the
+	// restart, so a lower incarnation is accepted ForgetPeerAfter after
+	// it, as from a peer silent that long.
+	resumed bool
 }
 
 // admit applies the replay rules to a message from m.From and records it.
@@ -42,6 +48,7 @@ func (n *Node) admit(now time.Time, m *Message) DropReason {
 			n.evictOldestPeer()
 		}
 		n.peers[m.From] = &peer{incarnation: m.Incarnation, seq: m.Seq, priority: m.Priority, lastHeard: now}
+		n.replayVer++
 		return ""
 	}
 	switch {
@@ -63,8 +70,33 @@ func (n *Node) admit(now time.Time, m *Message) DropReason {
 		p.prevInc, p.prevSeq, p.prevHeard = p.incarnation, p.seq, p.lastHeard
 	}
 	p.incarnation, p.seq, p.priority, p.lastHeard = m.Incarnation, m.Seq, m.Priority, now
-	p.gone = m.Type == Resign
+	p.gone, p.resumed = m.Type == Resign, false
+	n.replayVer++
 	return ""
+}
+
+// resumePeers takes up a replay table saved in a previous life
+// (Durable.Peers, most recently heard first): each entry is a floor, so a
+// packet captured before the save and replayed now is dropped. Packets
+// sent after the save are not covered until their sender's next packet.
+// The restart time stands in for when each peer was last heard: no time
+// from the previous life is trusted after a reboot.
+func (n *Node) resumePeers(ps []PeerSeq) {
+	for _, e := range ps {
+		if len(n.peers) >= n.cfg.MaxPeers {
+			return
+		}
+		if e.ID == "" || len(e.ID) > maxIDLen || e.ID == n.cfg.NodeID || e.Incarnation == 0 || n.peers[e.ID] != nil {
+			continue
+		}
+		n.peers[e.ID] = &peer{incarnation: e.Incarnation, seq: e.Seq, lastHeard: n.now, resumed: true}
+	}
+}
+
+// peerRecent reports whether p was heard within ForgetPeerAfter before
+// now, in this life.
+func (n *Node) peerRecent(now time.Time, p *peer) bool {
+	return !p.resumed && now.Sub(p.lastHeard) < n.cfg.ForgetPeerAfter
 }
 
 func (n *Node) evictOldestPeer() {
@@ -77,6 +109,7 @@ func (n *Node) evictOldestPeer() {
 		}
 	}
 	delete(n.peers, oldest)
+	n.replayVer++
 }
 
 // successor picks the peer a resigning leader hands over to: the best
@@ -88,7 +121,7 @@ func (n *Node) successor() string {
 	best := ""
 	var bp uint8
 	for id, p := range n.peers {
-		if p.gone {
+		if p.gone || p.resumed {
 			continue
 		}
 		if best == "" || p.priority > bp || (p.priority == bp && id > best) {

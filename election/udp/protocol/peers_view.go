@@ -27,7 +27,7 @@ type PeerInfo struct {
 func (n *Node) Peers(now time.Time) []PeerInfo {
 	out := make([]PeerInfo, 0, len(n.peers))
 	for id, p := range n.peers {
-		if now.Sub(p.lastHeard) >= n.cfg.ForgetPeerAfter {
+		if !n.peerRecent(now, p) {
 			continue
 		}
 		out = append(out, PeerInfo{ID: id, Priority: p.priority, LastHeard: p.lastHeard, Resigned: p.gone})

@@ -28,13 +28,22 @@ import (
 // rival can be elected — as long as clock rates differ by less than 25 %
 // (we document 20 %; Lease/Promise = 4/5 is that margin). A grant is bound
 // to one (term, candidate): a second candidate that claims the same term
-// (two ids colliding on the 16-bit tag) is refused. A node that starts
-// holds a grant to nobody for Promise — it may have granted something in a
-// previous life — which refuses votes and acks alike.
+// (two ids colliding on the 16-bit tag) is refused.
+//
+// A node that starts may have granted something in a previous life, so it
+// holds a start-up promise for Promise. Without a state file it binds to
+// nobody and refuses votes and acks alike. With one, it binds to the
+// (term, candidate) of the last grant saved (Durable.Grant), which the
+// adapter writes whenever the binding changes and before the VOTE or ACK
+// that makes it leaves: whatever the previous life granted last is on disk,
+// and any grant it made earlier was superseded by it. Granting that
+// candidate again, at that term or later, is what the previous life's
+// promise allowed; everyone else waits the full Promise, as without a state
+// file. So a restarted follower keeps acking its leader at once.
 
 // grant is a promise in force: until `until`, vote or ack for nobody but
 // (term, to) and the same node's later terms. to == "" is the start-up
-// promise, which binds to nobody.
+// promise without a state file, which binds to nobody.
 type grant struct {
 	term  uint64
 	to    string
@@ -92,14 +101,21 @@ type quorumTracker struct {
 	lostReach int
 }
 
-func newQuorumTracker(t Timings, size int, now time.Time) quorumTracker {
+// newQuorumTracker starts with the start-up promise, bound to resumed (the
+// last binding saved in a previous life; zero: nobody).
+func newQuorumTracker(t Timings, size int, now time.Time, resumed Grant) quorumTracker {
 	q := quorumTracker{size: size, promise: t.Promise, lease: t.Lease}
 	if size > 0 {
 		// We may have promised something in a previous life.
-		q.granted = grant{until: now.Add(t.Promise)}
+		q.granted = grant{term: resumed.Term, to: resumed.To, until: now.Add(t.Promise)}
 	}
 	return q
 }
+
+// binding is the grant's (term, candidate), saved in Durable. It outlives
+// the grant's expiry and release: any later grant replaces it, so the
+// binding on disk is always the last one made.
+func (q *quorumTracker) binding() Grant { return Grant{Term: q.granted.term, To: q.granted.to} }
 
 // on reports whether quorum mode is on.
 func (q *quorumTracker) on() bool { return q.size > 0 }

@@ -61,7 +61,7 @@ func (n *Node) countMembers(now time.Time) {
 	ids := n.q.heardIDs[:0]
 	ids = append(ids, n.cfg.NodeID)
 	for id, p := range n.peers {
-		if !p.gone && now.Sub(p.lastHeard) < n.t.ForgetPeerAfter {
+		if !p.gone && n.peerRecent(now, p) {
 			ids = append(ids, id)
 		}
 	}
