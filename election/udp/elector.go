@@ -40,12 +40,22 @@ type Config struct {
 	// before it acknowledges it. It must not block for long; p must not be
 	// kept or modified.
 	OnPayload func(from string, term uint64, p []byte)
-	// OnDurable, if set, is called with the protocol's Durable state
-	// (highest round and term) whenever it changes, on the run loop's
-	// goroutine, before any packet queued with the change is sent: it
+	// OnDurable, if set, is called with the protocol's Durable state on
+	// the run loop's goroutine: whenever the highest round, term or the
+	// quorum grant's binding changes, before any packet queued with the
+	// change is sent; for the replay table alone (it changes with every
+	// packet) at most every ReplaySaveInterval, and when Run returns. It
 	// should write it to stable storage (the state file) and return once
-	// it is there. Protocol.Resume gives it back after a restart.
+	// it is there. While it fails, VOTEs and ACKs are held back (a node
+	// restarted from an older binding could break the newer promise);
+	// claims and heartbeats still go out. Protocol.Resume gives it back
+	// after a restart.
 	OnDurable func(protocol.Durable) error
+	// ReplaySaveInterval is how long a changed replay table may wait for
+	// OnDurable. Packets a peer sent after the last save can be replayed
+	// to a restarted node until that peer's next packet. Zero means
+	// DefaultReplaySaveInterval (10 s).
+	ReplaySaveInterval time.Duration
 	// Clock is the protocol's time source; nil means SystemClock(), which
 	// counts through host suspend. Tests inside testing/synctest use
 	// GoClock.
@@ -102,8 +112,8 @@ type Elector struct {
 	waiting []*commitWait
 	// done is closed when Run returns.
 	done chan struct{}
-	// durable is the last Durable passed to OnDurable (run loop only).
-	durable protocol.Durable
+	// durable decides when OnDurable runs (durable.go; run loop only).
+	durable durableSaver
 }
 
 var _ election.Elector = (*Elector)(nil)
@@ -139,7 +149,6 @@ func New(cfg Config) (*Elector, error) {
 		node:    node,
 		addrs:   make(map[string]netip.AddrPort),
 		initial: node.Status(),
-		durable: node.Durable(),
 		publish: make(chan struct{}, 1),
 		probes:  newProber(cfg.Transport, cfg.Protocol.Timings().ProbeWait),
 		commits: make(chan *commitWait),
@@ -147,6 +156,7 @@ func New(cfg Config) (*Elector, error) {
 		// delivered is keyed by sender, bounded like addrs.
 		delivered: make(map[string][]byte),
 	}
+	e.durable = newDurableSaver(cfg, node, cfg.Clock.Now())
 	e.hearing.expectPeers = cfg.ExpectPeers || cfg.Protocol.ClusterSize > 0
 	return e, nil
 }

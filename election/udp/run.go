@@ -167,22 +167,29 @@ func (e *Elector) countPacket(typ, result string) {
 	}
 }
 
-// flush sends what the protocol queued: broadcasts to all, directed messages
-// to the address their recipient last sent from (or to all if unknown).
-func (e *Elector) flush() {
+// flush saves what must be durable (durable.go), then sends what the
+// protocol queued: broadcasts to all, directed messages to the address
+// their recipient last sent from (or to all if unknown).
+func (e *Elector) flush() { e.flushOut(false) }
+
+// flushOut is flush; final also saves the replay table, whatever the
+// cadence (Run is returning).
+func (e *Elector) flushOut(final bool) {
 	e.mu.Lock()
 	out := e.node.Ready()
-	d := e.node.Durable()
+	now := e.clock.Now()
+	d, state, replay, due := e.durable.collect(e.node, now, final)
 	e.mu.Unlock()
-	if d != e.durable && e.cfg.OnDurable != nil {
-		// Before anything goes out: a claim of a new round must not leave
-		// before the round is on disk.
-		if err := e.cfg.OnDurable(d); err != nil {
-			e.log.Error("cannot save the election state; a restart may reuse a term", "round", d.Round, "err", err)
-		}
+	if due {
+		// Before anything goes out: a claim of a new round, a vote or ack
+		// binding a new candidate must not leave before it is on disk.
+		e.durable.store(e.log, d, state, replay, now)
 	}
-	e.durable = d
+	saved := e.durable.current(state)
 	for _, env := range out {
+		if !saved && heldBack(env.Msg) {
+			continue
+		}
 		b, err := wire.Encode(env.Msg, e.cfg.Keyring)
 		if err != nil && len(env.Msg.Payload) > 0 {
 			// A heartbeat must go out even if the payload (the job ledger)
@@ -248,7 +255,7 @@ func (e *Elector) resign(notifier *election.Notifier) {
 	if wasLeader {
 		e.log.Info("resigned leadership", slog.Uint64("term", final.Term))
 	}
-	e.flush()
+	e.flushOut(true)
 }
 
 // reportHearing logs changes in who hears whom (hearing_log.go).
