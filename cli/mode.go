@@ -72,7 +72,8 @@ type Env struct {
 	Ledger func() []byte
 	// State is this node's state file, nil when there is none (--state-dir
 	// empty). A mode keeps what must survive a restart in it (udp: the
-	// highest round and term, State().Round/MaxTerm).
+	// highest round and term, the quorum grant's binding and the replay
+	// table; udp_state.go).
 	State *statefile.Store
 	// AdoptLedger hands a ledger received from a leader to the job runner.
 	// Call it before reporting a takeover to the callbacks.

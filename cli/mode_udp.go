@@ -18,7 +18,6 @@ import (
 	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
 	"github.com/lanleader/lanleader/httpapi"
-	"github.com/lanleader/lanleader/internal/statefile"
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
@@ -317,11 +316,8 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	}
 	var onDurable func(protocol.Durable) error
 	if env.State != nil {
-		st := env.State.State()
-		pc.Resume = protocol.Durable{Round: st.Round, MaxTerm: st.MaxTerm}
-		onDurable = func(d protocol.Durable) error {
-			return env.State.Update(func(st *statefile.State) { st.Round, st.MaxTerm = d.Round, d.MaxTerm })
-		}
+		pc.Resume = udpResume(env.State.State())
+		onDurable = udpSaver(env.State)
 	}
 	e, err := udp.New(udp.Config{
 		Protocol:  pc,
