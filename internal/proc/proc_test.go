@@ -107,12 +107,15 @@ func TestRunStopKillsGroup(t *testing.T) {
 	tests := []struct {
 		name       string
 		script     string
+		grace      time.Duration
 		wantKilled bool
 	}{
-		// sh waits for its child; SIGTERM to the group ends both.
-		{"term", "sleep 300 & echo $! > %s; echo started; wait", false},
+		// sh waits for its child; SIGTERM to the group ends both. The
+		// grace is long so that a loaded machine cannot turn this into
+		// a SIGKILL.
+		{"term", "sleep 300 & echo $! > %s; echo started; wait", time.Minute, false},
 		// The shell ignores SIGTERM, so only SIGKILL after the grace ends it.
-		{"kill after grace", "trap '' TERM; sleep 300 & echo $! > %s; echo started; wait; wait", true},
+		{"kill after grace", "trap '' TERM; sleep 300 & echo $! > %s; echo started; wait; wait", 100 * time.Millisecond, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,7 +126,7 @@ func TestRunStopKillsGroup(t *testing.T) {
 			go func() {
 				resc <- Run(ctx, Spec{
 					Argv:      sh(strings.Replace(tt.script, "%s", pidFile, 1)),
-					KillGrace: 100 * time.Millisecond,
+					KillGrace: tt.grace,
 					OnLine:    startedLine(started),
 				})
 			}()
