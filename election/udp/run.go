@@ -30,8 +30,8 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	e.notifier = notifier
 	e.mu.Unlock()
 
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	timer := newWakeTimer()
+	defer timer.stop()
 	packets := e.cfg.Transport.Packets()
 	for {
 		select {
@@ -52,7 +52,8 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 			w.ver = e.node.PayloadVersion()
 			e.mu.Unlock()
 			e.waiting = append(e.waiting, w)
-		case <-timer.C:
+		case <-timer.C():
+			timer.fired()
 			var payload []byte
 			if e.cfg.Payload != nil {
 				payload = e.cfg.Payload()
@@ -73,7 +74,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 		e.settleCommits(e.clock.Now())
 		notifier.Update(e.currentStatus())
 		e.logQuorum()
-		timer.Reset(e.nextTick().Sub(e.clock.Now()))
+		timer.set(e.nextTick().Sub(e.clock.Now()))
 	}
 }
 
