@@ -104,6 +104,7 @@ func (s *Sim) Stop(id string) {
 	if sn.app != nil {
 		sn.app.resigned = true // Run reports its last status through Notifier.Stop
 	}
+	s.saveState(sn, true)
 	s.after(sn)
 	s.Crash(id)
 }

@@ -56,6 +56,10 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	if link.Loss > 0 && shape.IntN(3) == 0 {
 		link.Burst = &GilbertElliott{GoodToBad: 0.02 + 0.1*shape.Float64(), BadToGood: 0.2 + 0.3*shape.Float64(), LossGood: link.Loss / 4, LossBad: 0.5 + 0.5*shape.Float64()}
 	}
+	// Quorum nodes keep state files in half the runs: a restarted node
+	// then resumes its round, its promise to the candidate it last
+	// granted and its replay table.
+	stateFiles := quorum && shape.IntN(2) == 0
 	// Quorum mode runs the job model: never an instant started twice,
 	// under every fault. (Without quorum see jobs_test.go: the model's
 	// extra traffic would change these seeds' runs.)
@@ -65,10 +69,10 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	}
 	s := New(Options{
 		Seed: seed, Base: base, Link: link, Trace: trace, Probes: probes, Drift: drift,
-		Jobs:      jobs,
+		Jobs: jobs, StateFiles: stateFiles,
 		Configure: func(id string, c *protocol.Config) { c.Priority = prios[id]; c.Preempt = preempt[id] },
 	}, ids...)
-	s.logf("scenario seed=%d quorum=%v echo=%v n=%d interval=%v link=%+v prios=%v preempt=%v", seed, quorum, base.SelfEcho, n, base.Interval, link, prios, preempt)
+	s.logf("scenario seed=%d quorum=%v echo=%v n=%d interval=%v link=%+v prios=%v preempt=%v state=%v", seed, quorum, base.SelfEcho, n, base.Interval, link, prios, preempt, stateFiles)
 	r := s.Rand()
 	s.Run(time.Duration(5+r.IntN(10)) * base.Interval)
 
@@ -82,7 +86,7 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 		id := ids[r.IntN(n)]
 		kinds := 11
 		if quorum {
-			kinds++ // host suspend
+			kinds += 2 // host suspend; quick restart
 		}
 		switch r.IntN(kinds) {
 		case 0:
@@ -126,6 +130,11 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 			// A host suspend with a clock that counts through it (the
 			// udp adapter's SystemClock): handled as a pause.
 			s.Suspend(id, time.Duration(r.Int64N(int64(20*base.Interval))), false)
+		case 12:
+			// A process killed and restarted by its supervisor within a
+			// promise period: whatever it granted is still in force.
+			s.Crash(id)
+			s.At(s.Now().Add(time.Duration(r.Int64N(int64(2*base.Interval)))), func() { s.Restart(id) })
 		}
 	}
 	s.Run(time.Duration(r.Int64N(int64(5 * base.Interval))))

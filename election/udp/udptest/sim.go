@@ -70,6 +70,10 @@ type Options struct {
 	NoCheck bool
 	// Jobs, if set, runs the job model (jobs.go) on every node.
 	Jobs *Jobs
+	// StateFiles gives every node a state file (state.go): its Durable is
+	// saved as the udp adapter saves it, and a restarted node resumes from
+	// it. A crash loses what was not saved yet.
+	StateFiles bool
 	// feed, if set, changes the status each Notifier is fed; tests use it
 	// to emulate a Notifier bug and see the callback checks catch it.
 	feed func(election.Status) election.Status
@@ -105,6 +109,8 @@ type simNode struct {
 	// host down too (probes go unanswered).
 	probe    probeState
 	hostDown bool
+	// file is the node's state file (Options.StateFiles).
+	file stateFile
 }
 
 // Sim is a simulated cluster on a fake clock. It is not safe for
@@ -249,6 +255,7 @@ func (s *Sim) boot(sn *simNode) {
 	sn.inc = protocol.NewIncarnation(s.now.UnixMilli()+int64(sn.starts), uint16(s.rng.Uint32()))
 	cfg.Incarnation = sn.inc
 	cfg.Rand = rand.New(rand.NewPCG(s.rng.Uint64(), s.rng.Uint64()))
+	cfg.Resume = s.resumeState(sn)
 	if s.opts.Configure != nil {
 		s.opts.Configure(sn.id, &cfg)
 	}
@@ -258,6 +265,7 @@ func (s *Sim) boot(sn *simNode) {
 		panic(fmt.Sprintf("udptest: node %s: %v", sn.id, err))
 	}
 	sn.n, sn.up, sn.paused, sn.buffered, sn.asleep = n, true, false, nil, false
+	s.bootState(sn)
 	sn.hostDown, sn.probe = false, probeState{gen: sn.probe.gen + 1}
 	sn.lastRole, sn.lastTerm, sn.maxTerm = election.Follower, 0, 0
 	s.bootApp(sn)
@@ -269,6 +277,7 @@ func (s *Sim) boot(sn *simNode) {
 // invariants and reports the status to sn's application (as udp.Elector.Run
 // does after every Tick and Step: send, then Notifier.Update).
 func (s *Sim) after(sn *simNode) {
+	s.saveState(sn, false)
 	for _, e := range sn.n.Ready() {
 		s.send(sn.id, e)
 	}
