@@ -17,6 +17,12 @@ import (
 // packet does not lose the handover. Claims and votes carry the sender's
 // payload as well. The application sees every payload heard (Payloads) and
 // decides after the gathering window; instants due later are not delayed.
+//
+// A node that still runs jobs after its leadership ended (SetHolding) keeps
+// sending its Ledger on each heartbeat of the leader it follows, marked
+// FlagHolding, for as long as it holds, and once more, unmarked, when it
+// stops: the leader knows the runs are still going, and hears their
+// outcome at once.
 
 // maxPayloads bounds the queue of payloads Payloads returns, should the caller
 // never drain it.
@@ -32,6 +38,11 @@ type PeerPayload struct {
 	// and Resign, the claim's for Claim and Vote, the sender's highest seen
 	// for Ledger.
 	Term uint64
+	// Holding is set when the message carried FlagHolding: the sender,
+	// not leading, still runs the running entries of the terms it led.
+	// Any other message with a payload from the same sender says it runs
+	// none (a leader's runs are its own business).
+	Holding bool
 	// Payload is the sender's application state; owned by the caller.
 	Payload []byte
 }
@@ -53,16 +64,45 @@ func (n *Node) queuePayload(m *Message) {
 	if len(n.payloads) >= maxPayloads {
 		n.payloads = n.payloads[1:]
 	}
-	n.payloads = append(n.payloads, PeerPayload{From: m.From, Type: m.Type, Term: m.Term, Payload: append([]byte(nil), m.Payload...)})
+	n.payloads = append(n.payloads, PeerPayload{From: m.From, Type: m.Type, Term: m.Term,
+		Holding: m.Flags&FlagHolding != 0 && carriesOwnPayload(m.Type), Payload: append([]byte(nil), m.Payload...)})
 }
+
+// carriesOwnPayload reports whether messages of type t carry the sender's
+// own payload as a non-leader: the types FlagHolding is defined on.
+func carriesOwnPayload(t Type) bool { return t == Claim || t == Vote || t == Ledger }
+
+// SetHolding says whether this node still runs jobs (the job runner's
+// runs in progress). While it holds and does not lead, its claims, votes
+// and Ledger messages carry FlagHolding, and it sends its Ledger on each
+// heartbeat of the leader it follows, not only during the gathering
+// window. When holding changes, a node that does not lead sends its Ledger
+// at once, so the leader hears the runs' outcome without waiting. Set the
+// payload (SetPayload) first: the message carries it.
+func (n *Node) SetHolding(now time.Time, holding bool) {
+	if holding == n.holding {
+		return
+	}
+	n.holding = holding
+	if n.role == election.Leader || n.quiet || len(n.payload) == 0 {
+		return
+	}
+	if now.After(n.now) {
+		n.now = now
+	}
+	n.emit("", Message{Type: Ledger, Leader: n.leader.ID, Payload: n.payload})
+}
+
+// Holding reports what SetHolding last set.
+func (n *Node) Holding() bool { return n.holding }
 
 // handOver sends our payload to the leadership we follow: at once when it
 // is new to us, then on each of its heartbeats while its gathering window
-// may still be open.
+// may still be open, or while we hold runs.
 func (n *Node) handOver(now time.Time, m *Message, newLeadership bool) {
 	if newLeadership {
 		n.handoverUntil = now.Add(n.t.Gather)
-	} else if m.Type != Heartbeat || !now.Before(n.handoverUntil) {
+	} else if m.Type != Heartbeat || !now.Before(n.handoverUntil) && !n.holding {
 		return
 	}
 	if len(n.payload) == 0 {

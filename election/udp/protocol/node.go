@@ -124,11 +124,13 @@ type Node struct {
 	// handoverUntil ends the Ledger messages sent to the leadership we
 	// follow.
 	handoverUntil time.Time
-	lpLeader      string
-	lpTerm        uint64
-	lpPayload     []byte
-	out           []Envelope
-	stats         Stats
+	// holding: this node still runs jobs (SetHolding).
+	holding   bool
+	lpLeader  string
+	lpTerm    uint64
+	lpPayload []byte
+	out       []Envelope
+	stats     Stats
 }
 
 // NewNode returns a follower that knows no leader, listens for
@@ -295,6 +297,9 @@ func (n *Node) emit(to string, m Message) {
 	m.Heard = n.heard
 	if n.isolated(n.now) || n.deaf(n.now) {
 		m.Flags |= FlagIsolated
+	}
+	if n.holding && n.role != election.Leader && carriesOwnPayload(m.Type) {
+		m.Flags |= FlagHolding
 	}
 	if to == "" {
 		n.sentBroadcast()

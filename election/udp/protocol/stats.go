@@ -136,6 +136,14 @@ const FlagPreempt uint8 = 1 << 0
 // could be named successor.
 const FlagClient uint8 = 1 << 1
 
+// FlagHolding is set on the Claim, Vote and Ledger messages of a node that
+// still runs jobs (SetHolding): typically a deposed leader whose
+// on_leader_loss: finish runs outlive its leadership. The running entries
+// of the terms it led, in the payload, are its own runs, still going; a
+// message of it without the flag says it runs none. A follower relaying a
+// pooled ledger sends it without the flag.
+const FlagHolding uint8 = 1 << 2
+
 // FlagReport is set in a Query a follower sends its leader when it ignores
 // a better rival leader that shows no sign of hearing that leader. It is
 // not answered: its evidence (Heard) is the message.

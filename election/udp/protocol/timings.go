@@ -47,6 +47,11 @@ type Timings struct {
 	// 30 % loss a deposed leader that hears one of the new leader's first
 	// five heartbeats hands over with 99 % probability.
 	Gather time.Duration
+	// Hold is how long a run that a deposed node said it still runs
+	// (FlagHolding) counts as going after the last such message heard: 2 ×
+	// Gather. The holder says it on every heartbeat of its leader, so only
+	// ten lost in a row (or a dead or cut-off holder) end a hold early.
+	Hold time.Duration
 	// ProbeWait is how long the udp adapter waits for the answer to a
 	// probe of the leader's port: Interval/2 (an ICMP answer takes a LAN
 	// round trip, and the next probe is due an interval later, so probes
@@ -95,6 +100,7 @@ func (c Config) Timings() Timings {
 	if t.Gather == 0 {
 		t.Gather = 5 * c.Interval
 	}
+	t.Hold = 2 * t.Gather
 	t.ClaimResend = t.ClaimWindow / 2
 	t.YieldWait = t.ClaimWindow + c.Interval
 	pm := c.PromiseMisses
