@@ -68,8 +68,8 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		return err
 	}
 	persist := statePersister{store: store, runner: func() *jobs.Runner { return d.runner }, log: logger}
-	adopt := func(p []byte) {
-		if err := d.runner.AdoptLedger(p); err != nil {
+	adopt := func(from string, holding bool, p []byte) {
+		if err := d.runner.AdoptLedgerFrom(from, holding, p); err != nil {
 			logger.Warn("ignoring a leader's job ledger that does not decode", "err", err)
 			return
 		}
@@ -106,12 +106,14 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	d.el = el
 
 	d.runner, err = jobs.NewRunner(jobs.RunnerConfig{
-		Jobs:   file.Jobs,
-		Node:   s.NodeID,
-		Logger: logger,
-		CanRun: el.canRun(),
-		Gate:   persist.gate(el.Gate),
-		Gather: el.Gather,
+		Jobs:      file.Jobs,
+		Node:      s.NodeID,
+		Logger:    logger,
+		CanRun:    el.canRun(),
+		Gate:      persist.gate(el.Gate),
+		Gather:    el.Gather,
+		OnHolding: el.SetHolding,
+		HoldLapse: el.HoldLapse,
 		OnLedgerChange: func() {
 			if el.Publish != nil {
 				el.Publish()

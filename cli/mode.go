@@ -75,9 +75,12 @@ type Env struct {
 	// highest round and term, the quorum grant's binding and the replay
 	// table; udp_state.go).
 	State *statefile.Store
-	// AdoptLedger hands a ledger received from a leader to the job runner.
-	// Call it before reporting a takeover to the callbacks.
-	AdoptLedger func([]byte)
+	// AdoptLedger hands a ledger received from another node to the job
+	// runner (jobs.Runner.AdoptLedgerFrom): from is the sender ("" if
+	// unknown), holding whether it says it still runs the running entries
+	// of the terms it led (udp: protocol.PeerPayload.Holding). Call it
+	// before reporting a takeover to the callbacks.
+	AdoptLedger func(from string, holding bool, p []byte)
 	// Request answers a client's request to the leader (`lanleader
 	// trigger`); a mode that can carry requests from clients hands their
 	// payloads to it and sends back what it returns (nil: no answer).
@@ -113,6 +116,13 @@ type Elector struct {
 	// (jobs.RunnerConfig.Gather): how long a new leader collects its
 	// peers' ledgers before it decides what its predecessors missed.
 	Gather time.Duration
+	// SetHolding, if set, is told whether any run of this node is going
+	// (jobs.RunnerConfig.OnHolding), so a leader deposed without stopping
+	// tells its successor it still runs them. It must not block.
+	SetHolding func(bool)
+	// HoldLapse is how long another node's word that it still runs a job
+	// holds (jobs.RunnerConfig.HoldLapse).
+	HoldLapse time.Duration
 	// Nodes, if set, returns the other nodes heard, for the status page.
 	Nodes func() []httpapi.NodeView
 	// Quorum, if set, returns quorum mode's state for the status page.

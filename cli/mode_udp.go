@@ -325,7 +325,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		Keyring:   s.keyring,
 		Logger:    logger,
 		Payload:   env.Ledger,
-		OnPayload: func(_ string, _ uint64, p []byte) { env.AdoptLedger(p) },
+		OnPayload: func(h protocol.PeerPayload) { env.AdoptLedger(h.From, h.Holding, h.Payload) },
 		OnDurable: onDurable,
 		OnPacket:  env.Metrics.PacketReceived,
 		OnRequest: env.Request,
@@ -364,7 +364,10 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		Publish: e.Publish,
 		Gate:    jobs.StartGateFunc(func(ctx context.Context, _ string, _ jobs.LedgerEntry) error { return e.Commit(ctx) }),
 		Gather:  e.GatherWindow(),
-		Why:     stepDownReason(e),
+		// A deposed leader's finish runs: the successor applies overlap.
+		SetHolding: e.SetHolding,
+		HoldLapse:  e.HoldLapse(),
+		Why:        stepDownReason(e),
 		View: func() any {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
 			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())

@@ -187,19 +187,19 @@ func (c *jobCluster) start(i int) *cnode {
 	// As runDaemon: the runner is built after the elector, used by it only
 	// once Run starts.
 	var runner *jobs.Runner
-	adopt := func(p []byte) {
-		if err := runner.AdoptLedger(p); err != nil {
+	adopt := func(h protocol.PeerPayload) {
+		if err := runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload); err != nil {
 			c.t.Errorf("%s: adopting a ledger: %v", nd.id, err)
 		}
 	}
-	onPayload := func(leader string, term uint64, p []byte) {
-		l, err := jobs.DecodeLedger(p)
+	onPayload := func(h protocol.PeerPayload) {
+		l, err := jobs.DecodeLedger(h.Payload)
 		assert.NoError(c.t, err, "%s: a leader's ledger does not decode", nd.id)
 		nd.mu.Lock()
-		nd.heard = append(nd.heard, heard{seq: c.seq.Add(1), leader: leader, term: term, ledger: l})
+		nd.heard = append(nd.heard, heard{seq: c.seq.Add(1), leader: h.From, term: h.Term, ledger: l})
 		nd.mu.Unlock()
 		if c.wiring == push {
-			adopt(p)
+			adopt(h)
 		}
 	}
 	el, err := udp.New(udp.Config{
@@ -217,6 +217,8 @@ func (c *jobCluster) start(i int) *cnode {
 		Logger:         discard,
 		CanRun:         el.CanActAsLeader,
 		OnLedgerChange: el.Publish,
+		OnHolding:      el.SetHolding,
+		HoldLapse:      el.HoldLapse(),
 		Environ:        []string{},
 	}
 	if c.wiring == poll {

@@ -128,7 +128,17 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 		return takeoverPlan{cursor: takeover}
 	}
 	plan := takeoverPlan{cursor: e.Instant}
-	if e.Outcome == OutcomeRunning && j.active == 0 {
+	h, held := r.heldLocked(j, now)
+	held = held && e.Outcome == OutcomeRunning && h.entry.Instant.Equal(e.Instant) && h.entry.Term == e.Term
+	switch {
+	case held:
+		// Still going on the node that started it, deposed without
+		// stopping: not interrupted. Overlap applies to it (fire); its
+		// outcome is adopted when heard (so it is not made ours); if the
+		// hold lapses, lapse decides.
+		log.Info("jobs: previous leader's run still going on its node; overlap policy applies to it",
+			"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term)
+	case e.Outcome == OutcomeRunning && j.active == 0:
 		// Started by a leader that is gone, end unknown.
 		e.Outcome = OutcomeInterrupted
 		if j.spec.RerunInterrupted {
@@ -139,8 +149,10 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 			log.Warn("jobs: previous leader's run was interrupted; not running it again",
 				"scheduled_at", e.Instant, "started_term", e.Term)
 		}
+		fallthrough
+	default:
+		r.setOwn(j, e)
 	}
-	r.setOwn(j, e)
 
 	// Instants that fell due since the last one started: nobody ran them.
 	latest, n := latestDue(j.sched, e.Instant, takeover)
@@ -230,21 +242,33 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef, pla
 			j.next = next
 		}
 		r.mu.Unlock()
-		var due <-chan time.Time
-		var t *time.Timer
+		var due, lapsed <-chan time.Time
+		var t, lt *time.Timer
 		if !next.IsZero() {
 			t = time.NewTimer(time.Until(next))
 			due = t.C
 		}
-		gathered := false
+		if until := r.holdUntil(j); !until.IsZero() && gather == nil {
+			// A run held elsewhere: look again when the hold may lapse.
+			lt = time.NewTimer(time.Until(until))
+			lapsed = lt.C
+		}
+		gathered, woken := false, false
 		select {
 		case <-ctx.Done():
 		case <-gather:
 			gathered = true
 		case <-due:
+		case <-lapsed:
+			woken = true
+		case <-j.holdWake:
+			woken = true
 		}
 		if t != nil {
 			t.Stop()
+		}
+		if lt != nil {
+			lt.Stop()
 		}
 		if ctx.Err() != nil {
 			return
@@ -252,6 +276,10 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef, pla
 		if gathered {
 			gather = nil
 			r.decide(ctx, term, j, spec, plan.cursor)
+			continue
+		}
+		if woken {
+			r.lapse(ctx, term, j, spec) // if it has lapsed; else wait again
 			continue
 		}
 		now := time.Now()
@@ -323,6 +351,13 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 		log.Warn("jobs: not starting: previous run still going (overlap: skip)")
 		return
 	}
+	if h, held := r.heldLocked(j, time.Now()); held && spec.Overlap == OverlapSkip && !rerun {
+		j.skipped.Overlap++
+		r.mu.Unlock()
+		log.Warn("jobs: not starting: previous run still going on another node (overlap: skip)",
+			"node", h.from, "running_scheduled_at", h.entry.Instant, "running_term", h.entry.Term)
+		return
+	}
 	if e, ok := r.newestEntry(j); ok && (rerun && e.Instant.After(instant) || !rerun && !instant.After(e.Instant)) {
 		// A ledger heard since the takeover (a deposed leader's, during
 		// the gathering window) names this instant or a later one; or a
@@ -332,7 +367,7 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 		log.Warn("jobs: not starting: this or a later instant already started", "ledger_instant", e.Instant, "ledger_term", e.Term)
 		return
 	}
-	j.active++
+	r.runStartedLocked(j)
 	delete(r.unknown, j.id) // our own entry is now the latest word
 	r.own[j.id] = LedgerEntry{JobID: j.id, Instant: instant, Outcome: OutcomeRunning, Term: term}
 	r.wg.Add(1)

@@ -263,6 +263,7 @@ func (r *Runner) finish(j *job, rec RunRecord) {
 		r.own[id] = e
 		r.ledgerChanged()
 	}
+	r.runEndedLocked() // after the ledger shows the outcome: a release carries it
 	r.mu.Unlock()
 	r.history.Add(rec)
 	if r.cfg.OnRunFinished != nil {

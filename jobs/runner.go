@@ -65,6 +65,18 @@ type RunnerConfig struct {
 	// after the takeover are not delayed. Use the elector's gathering
 	// window (udp: Elector.GatherWindow). Zero decides at once.
 	Gather time.Duration
+	// OnHolding, if set, is told whether any run of this node is going:
+	// true when the first starts, false when the last ends (after the
+	// ledger shows its outcome). The udp elector's SetHolding goes here:
+	// a leader deposed without stopping then tells its successor, for as
+	// long as its runs go on, that it still runs them. Called with the
+	// Runner's lock held: it must not block or call back into the Runner.
+	OnHolding func(bool)
+	// HoldLapse is how long a run another node said it still runs
+	// (AdoptLedgerFrom) counts as going after the last such word (udp:
+	// Elector.HoldLapse). Zero: holds lapse at once, so other nodes' runs
+	// are never waited for.
+	HoldLapse time.Duration
 }
 
 // PeerLedgerPoll is how often Run polls RunnerConfig.PeerLedger. A crash
@@ -117,6 +129,11 @@ type Runner struct {
 	// out: what its leader did with them is not known.
 	peer    map[uint64]LedgerEntry
 	unknown map[uint64]bool
+	// holds are the runs other nodes said they still run, by job id
+	// (holds.go).
+	holds map[uint64]hold
+	// running counts this node's runs in progress, all jobs (OnHolding).
+	running int
 
 	// published is the own ledger, encoded at every change, so Ledger()
 	// never waits for mu (the elector calls it on every heartbeat).
@@ -137,6 +154,9 @@ type job struct {
 	stopRuns context.CancelFunc
 	stopLoop context.CancelFunc
 	gen      int
+
+	// holdWake tells the scheduling loop a hold appeared (holds.go).
+	holdWake chan struct{}
 
 	active  int        // runs in progress
 	next    time.Time  // next instant while leading, zero otherwise
@@ -180,6 +200,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		own:        map[uint64]LedgerEntry{},
 		peer:       map[uint64]LedgerEntry{},
 		unknown:    map[uint64]bool{},
+		holds:      map[uint64]hold{},
 		exec:       proc.Run,
 	}
 	r.stopCtx, r.stop = context.WithCancel(context.Background())
@@ -205,7 +226,7 @@ func newJobs(specs []Spec) ([]*job, error) {
 		if err != nil { // cannot happen after ValidateAll
 			return nil, fmt.Errorf("jobs: %s: schedule: %w", s.Name, err)
 		}
-		j := &job{spec: s, sched: sched, id: JobIDOf(s.Name)}
+		j := &job{spec: s, sched: sched, id: JobIDOf(s.Name), holdWake: make(chan struct{}, 1)}
 		if other, dup := byID[j.id]; dup {
 			return nil, fmt.Errorf("jobs: job names %q and %q have the same ledger id; rename one", other.spec.Name, s.Name)
 		}
@@ -330,6 +351,24 @@ func (r *Runner) Wait(ctx context.Context) error {
 		r.stop()
 		<-done
 		return ctx.Err()
+	}
+}
+
+// runStartedLocked counts a run of j as started. Must hold r.mu.
+func (r *Runner) runStartedLocked(j *job) {
+	j.active++
+	r.running++
+	if r.running == 1 && r.cfg.OnHolding != nil {
+		r.cfg.OnHolding(true)
+	}
+}
+
+// runEndedLocked counts a run as ended, once j.active and the ledger show
+// it. Must hold r.mu.
+func (r *Runner) runEndedLocked() {
+	r.running--
+	if r.running == 0 && r.cfg.OnHolding != nil {
+		r.cfg.OnHolding(false)
 	}
 }
 

@@ -82,6 +82,12 @@ func (r *Runner) AdoptLedger(b []byte) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.adoptLocked(l)
+	return nil
+}
+
+// adoptLocked merges l (AdoptLedger). Must hold r.mu.
+func (r *Runner) adoptLocked(l Ledger) {
 	named := make(map[uint64]bool, len(l.Entries))
 	r.hearRuns(l.Entries)
 	for _, e := range l.Entries {
@@ -102,7 +108,6 @@ func (r *Runner) AdoptLedger(b []byte) error {
 	if p := r.published.Load(); p == nil || !bytes.Equal(*p, r.encodeLocked()) {
 		r.ledgerChanged()
 	}
-	return nil
 }
 
 // encodeLocked encodes what this node knows: per configured job its known

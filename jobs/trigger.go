@@ -52,7 +52,7 @@ func (r *Runner) Trigger(name string) (RunRecord, error) {
 		Term: term, Manual: true, Node: r.cfg.Node, Outcome: OutcomeRunning,
 	}
 	id := ManualJobIDOf(name)
-	j.active++
+	r.runStartedLocked(j)
 	r.own[id] = LedgerEntry{JobID: id, Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: term}
 	r.manualRuns[rec.RunID] = rec
 	r.wg.Add(1)

@@ -44,7 +44,7 @@ func TestCommitQuorum(t *testing.T) {
 			pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(i+1))
 			e, err := udp.New(udp.Config{
 				Protocol: pc, Transport: net.Join(addrs[i]), Payload: payload, Logger: slog.New(slog.DiscardHandler),
-				OnPayload: func(_ string, _ uint64, p []byte) { heard[i].Store(string(p)) },
+				OnPayload: func(h protocol.PeerPayload) { heard[i].Store(string(h.Payload)) },
 			})
 			require.NoError(t, err)
 			els[i] = e

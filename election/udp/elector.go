@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
@@ -32,14 +33,16 @@ type Config struct {
 	Payload func() []byte
 	// OnPayload, if set, is called with every new payload heard from
 	// another node (a leader's heartbeat, answer or resign; a claim, a
-	// vote, a Ledger handover), with the sender's id and the message's
-	// term, on the run loop's goroutine and before any leadership change
-	// that packet causes is reported, and before any reply to that packet
-	// is sent: a node that takes over already holds what its peers told
-	// it, and a follower that persists the ledger here has it on disk
-	// before it acknowledges it. It must not block for long; p must not be
-	// kept or modified.
-	OnPayload func(from string, term uint64, p []byte)
+	// vote, a Ledger handover): sender, message type and term, whether the
+	// sender holds runs (protocol.PeerPayload.Holding), the payload. It is
+	// called once per change per sender, and for every message of a
+	// holding sender (each one renews the hold). It runs on the run loop's
+	// goroutine, before any leadership change that packet causes is
+	// reported and before any reply to that packet is sent: a node that
+	// takes over already holds what its peers told it, and a follower that
+	// persists the ledger here has it on disk before it acknowledges it. It
+	// must not block for long; the payload must not be kept or modified.
+	OnPayload func(protocol.PeerPayload)
 	// OnDurable, if set, is called with the protocol's Durable state on
 	// the run loop's goroutine: whenever the highest round, term or the
 	// quorum grant's binding changes, before any packet queued with the
@@ -95,7 +98,11 @@ type Elector struct {
 	initial  election.Status
 	// delivered is, per sender, the last payload passed to OnPayload
 	// (run loop only).
-	delivered map[string][]byte
+	delivered map[string]protocol.PeerPayload
+	// holding is what SetHolding last set; holdCh asks the run loop to
+	// pass it to the node.
+	holding atomic.Bool
+	holdCh  chan struct{}
 	// auth and hearing log misconfiguration and deafness (authlog.go,
 	// hearing_log.go); run loop only, but for auth's counter.
 	auth    authLog
@@ -154,7 +161,8 @@ func New(cfg Config) (*Elector, error) {
 		commits: make(chan *commitWait),
 		done:    make(chan struct{}),
 		// delivered is keyed by sender, bounded like addrs.
-		delivered: make(map[string][]byte),
+		delivered: make(map[string]protocol.PeerPayload),
+		holdCh:    make(chan struct{}, 1),
 	}
 	e.durable = newDurableSaver(cfg, node, cfg.Clock.Now())
 	e.hearing.expectPeers = cfg.ExpectPeers || cfg.Protocol.ClusterSize > 0
@@ -190,6 +198,24 @@ func (e *Elector) Publish() {
 	default:
 	}
 }
+
+// SetHolding says whether this node still runs jobs (the job runner's
+// RunnerConfig.OnHolding): while it does and does not lead, its claims,
+// votes and Ledger messages say so, and it sends its Ledger on every
+// heartbeat of its leader, and once more when holding ends
+// (protocol.Node.SetHolding). It never blocks.
+func (e *Elector) SetHolding(holding bool) {
+	e.holding.Store(holding)
+	select {
+	case e.holdCh <- struct{}{}:
+	default:
+	}
+}
+
+// HoldLapse returns how long a run another node said it holds counts as
+// going after the last such message (protocol Timings.Hold): the job
+// runner's RunnerConfig.HoldLapse.
+func (e *Elector) HoldLapse() time.Duration { return e.cfg.Protocol.Timings().Hold }
 
 // GatherWindow returns how long a new leader gathers its peers' ledgers
 // before deciding what its predecessors missed (protocol.Config.GatherWindow):

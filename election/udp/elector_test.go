@@ -88,9 +88,9 @@ func (c *cluster) start(i int) *node {
 		ExpectPeers: c.expectPeers,
 		Logger:      slog.New(slog.NewTextHandler(&nd.logs, nil)),
 		Payload:     c.payload,
-		OnPayload: func(_ string, _ uint64, p []byte) {
+		OnPayload: func(h protocol.PeerPayload) {
 			nd.mu.Lock()
-			nd.lastPayload = string(p)
+			nd.lastPayload = string(h.Payload)
 			nd.mu.Unlock()
 		},
 		OnPacket: func(typ, result string) {

@@ -46,6 +46,8 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 			e.receive(p)
 		case <-e.publish:
 			e.publishNow()
+		case <-e.holdCh:
+			e.setHolding()
 		case w := <-e.commits:
 			e.publishNow()
 			e.mu.Lock()
@@ -131,20 +133,35 @@ func (e *Elector) publishNow() {
 	e.mu.Unlock()
 }
 
+// setHolding hands the node the current payload, then the holding state:
+// a release is sent with the runs' outcome.
+func (e *Elector) setHolding() {
+	var payload []byte
+	if e.cfg.Payload != nil {
+		payload = e.cfg.Payload()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if payload != nil {
+		e.node.SetPayload(payload)
+	}
+	e.node.SetHolding(e.clock.Now(), e.holding.Load())
+}
+
 // deliverPayload passes a payload heard from another node to OnPayload,
-// once per change per sender.
+// once per change per sender, and every time from a holding sender.
 func (e *Elector) deliverPayload(h protocol.PeerPayload) {
 	if e.cfg.OnPayload == nil || h.From == e.cfg.Protocol.NodeID {
 		return
 	}
-	if last, ok := e.delivered[h.From]; ok && bytes.Equal(last, h.Payload) {
+	if last, ok := e.delivered[h.From]; ok && !h.Holding && !last.Holding && bytes.Equal(last.Payload, h.Payload) {
 		return
 	}
 	if _, ok := e.delivered[h.From]; !ok && len(e.delivered) >= maxAddrs {
 		clear(e.delivered)
 	}
-	e.delivered[h.From] = h.Payload
-	e.cfg.OnPayload(h.From, h.Term, h.Payload)
+	e.delivered[h.From] = h
+	e.cfg.OnPayload(h)
 }
 
 // maxAddrs bounds the reply-address table. Directed replies only ever go

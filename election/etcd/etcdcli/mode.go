@@ -148,7 +148,7 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 	ledger := etcd.NewLedger(el, etcd.LedgerConfig{
 		Jobs: s.jobs,
 		Adopt: func(b []byte) error {
-			env.AdoptLedger(b)
+			env.AdoptLedger("", false, b)
 			return nil
 		},
 		Current: env.Ledger,
