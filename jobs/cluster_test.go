@@ -39,7 +39,11 @@ const (
 )
 
 // runTime is how long a run of each job takes unless cancelled.
-var runTime = map[string]time.Duration{secJob: 100 * time.Millisecond, minJob: 2 * time.Second}
+var runTime = map[string]time.Duration{secJob: 100 * time.Millisecond, minJob: 2 * time.Second, holdJob: 15 * time.Second}
+
+// holdJob runs every 10 s for 15 s and finishes on leadership loss
+// (TestClusterDeposedLeadersRunIsHeld).
+const holdJob = "finishes"
 
 // wiring is how a node's Runner learns the last leader's ledger.
 type wiring int
@@ -116,15 +120,21 @@ type jobCluster struct {
 }
 
 func newJobCluster(t *testing.T, n int, seed uint64, w wiring, opts ...memnet.Option) *jobCluster {
+	return newJobClusterOf(t, n, seed, w, []jobs.Spec{
+		{Name: secJob, Schedule: "* * * * * *", Shell: "true"},
+		{Name: minJob, Schedule: "* * * * *", Shell: "true"},
+	}, opts...)
+}
+
+// newJobClusterOf is newJobCluster running specs instead (each job's run
+// time in runTime).
+func newJobClusterOf(t *testing.T, n int, seed uint64, w wiring, specs []jobs.Spec, opts ...memnet.Option) *jobCluster {
 	c := &jobCluster{
 		t:      t,
 		net:    memnet.New(append([]memnet.Option{memnet.WithSeed(seed)}, opts...)...),
 		wiring: w,
 		seed:   seed,
-		specs: []jobs.Spec{
-			{Name: secJob, Schedule: "* * * * * *", Shell: "true"},
-			{Name: minJob, Schedule: "* * * * *", Shell: "true"},
-		},
+		specs:  specs,
 		nodes:  make([]*cnode, n),
 		faults: map[string][]time.Time{},
 		fired:  make(chan start, 1),
@@ -219,6 +229,7 @@ func (c *jobCluster) start(i int) *cnode {
 		OnLedgerChange: el.Publish,
 		OnHolding:      el.SetHolding,
 		HoldLapse:      el.HoldLapse(),
+		LedBy:          protocol.ClaimedBy,
 		Environ:        []string{},
 	}
 	if c.wiring == poll {
@@ -751,6 +762,56 @@ func TestClusterLeaderRestartsBeforeSuspected(t *testing.T) {
 				for _, l := range r.leads {
 					t.Log(l)
 				}
+			})
+		})
+	}
+}
+
+// A leader cut off just after starting a long on_leader_loss: finish,
+// overlap: skip job is deposed without stopping when the partition heals
+// (the other side elected a better leader meanwhile). Its run goes on; the
+// new leader hears it holds the run and skips the instants due until the
+// run's outcome arrives: the job's runs never overlap across nodes, and
+// the run is not counted interrupted.
+func TestClusterDeposedLeadersRunIsHeld(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := newJobClusterOf(t, 3, seed, push, []jobs.Spec{{Name: holdJob, Schedule: "*/10 * * * * *",
+					Shell: "true", OnLeaderLoss: jobs.LeaderLossFinish, Overlap: jobs.OverlapSkip}})
+				time.Sleep(3 * time.Second)
+				first := c.nextStart(holdJob)
+				time.Sleep(time.Second)
+				lead := c.nodes[c.slot(first.node)]
+				c.net.Partition([]netip.AddrPort{lead.addr})
+				time.Sleep(4 * time.Second) // the others elect; the next instant is after the heal
+				c.net.Heal()
+				time.Sleep(time.Second)
+				require.False(t, lead.el.Status().IsLeader(), "deposed by the heal")
+				time.Sleep(50 * time.Second)
+				end := time.Now() // stopping without Drain may overlap: not this test's business
+				c.stopAll()
+
+				var starts []start
+				for _, st := range c.allStarts() {
+					if st.at.Before(end) {
+						starts = append(starts, st)
+					}
+				}
+				var nodes []string
+				for i, st := range starts {
+					nodes = append(nodes, st.node)
+					if i > 0 {
+						prev := starts[i-1]
+						assert.False(t, st.at.Before(prev.at.Add(runTime[holdJob])),
+							"%s started %s on %s while %s's run of %s (from %s) still went on",
+							st.instant.Format("15:04:05"), st.at.Format("15:04:05.000"), st.node,
+							prev.node, prev.instant.Format("15:04:05"), prev.at.Format("15:04:05.000"))
+					}
+				}
+				require.Greater(t, len(starts), 2)
+				assert.NotEqual(t, first.node, starts[len(starts)-1].node, "the new leader runs the job afterwards: %v", nodes)
+				assert.Equal(t, first, starts[0])
 			})
 		})
 	}
