@@ -114,6 +114,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		Gather:    el.Gather,
 		OnHolding: el.SetHolding,
 		HoldLapse: el.HoldLapse,
+		LedBy:     el.LedBy,
 		OnLedgerChange: func() {
 			if el.Publish != nil {
 				el.Publish()

@@ -123,6 +123,9 @@ type Elector struct {
 	// HoldLapse is how long another node's word that it still runs a job
 	// holds (jobs.RunnerConfig.HoldLapse).
 	HoldLapse time.Duration
+	// LedBy, if set, reports whether a node led a term
+	// (jobs.RunnerConfig.LedBy).
+	LedBy func(term uint64, node string) bool
 	// Nodes, if set, returns the other nodes heard, for the status page.
 	Nodes func() []httpapi.NodeView
 	// Quorum, if set, returns quorum mode's state for the status page.

@@ -367,6 +367,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		// A deposed leader's finish runs: the successor applies overlap.
 		SetHolding: e.SetHolding,
 		HoldLapse:  e.HoldLapse(),
+		LedBy:      protocol.ClaimedBy,
 		Why:        stepDownReason(e),
 		View: func() any {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())

@@ -36,8 +36,8 @@ type hold struct {
 // sender, not leading, still runs jobs), each running entry of a term from
 // led is a run going on from, held for RunnerConfig.HoldLapse; without it,
 // from runs nothing, and its holds end. Entries of terms other nodes led
-// (a relayed pool) never make a hold. Whether from led a term is known
-// from the leaders this node followed or heard of (OnNewLeader).
+// (a relayed pool) never make a hold (RunnerConfig.LedBy says who led a
+// term).
 func (r *Runner) AdoptLedgerFrom(from string, holding bool, b []byte) error {
 	l, err := DecodeLedger(b)
 	if err != nil {
@@ -58,7 +58,7 @@ func (r *Runner) holdLocked(from string, holding bool, entries []LedgerEntry, no
 	renewed := map[uint64]bool{}
 	if holding {
 		for _, e := range entries {
-			if e.Outcome != OutcomeRunning || r.leaders[e.Term] != from {
+			if e.Outcome != OutcomeRunning || !r.ledBy(from, e.Term) {
 				continue
 			}
 			j, manual := r.jobByLedgerID(e.JobID)
@@ -82,6 +82,15 @@ func (r *Runner) holdLocked(from string, holding bool, entries []LedgerEntry, no
 			delete(r.holds, id) // ended; its outcome, if named, is adopted
 		}
 	}
+}
+
+// ledBy reports whether node led term (RunnerConfig.LedBy). Must hold
+// r.mu.
+func (r *Runner) ledBy(node string, term uint64) bool {
+	if r.cfg.LedBy != nil {
+		return r.cfg.LedBy(term, node)
+	}
+	return r.leaders[term] == node
 }
 
 // heldLocked returns the live hold on j's runs at now, if any. Must hold

@@ -236,5 +236,13 @@ func TestHoldsComeOnlyFromTheirHolder(t *testing.T) {
 		require.NoError(t, r.AdoptLedgerFrom("a", true, running))
 		time.Sleep(time.Minute)
 		assert.False(t, held(), "lapsed")
+
+		// With LedBy (udp: the term names its claimant) a node that never
+		// followed a's leadership knows a led it.
+		r.cfg.LedBy = func(term uint64, node string) bool { return term == 1 && node == "c" }
+		require.NoError(t, r.AdoptLedgerFrom("a", true, running))
+		assert.False(t, held(), "LedBy says c led term 1")
+		require.NoError(t, r.AdoptLedgerFrom("c", true, running))
+		assert.True(t, held())
 	})
 }

@@ -77,6 +77,11 @@ type RunnerConfig struct {
 	// Elector.HoldLapse). Zero: holds lapse at once, so other nodes' runs
 	// are never waited for.
 	HoldLapse time.Duration
+	// LedBy, if set, reports whether node led term (udp:
+	// protocol.ClaimedBy, read from the term itself). Nil: as far as this
+	// Runner saw (OnNewLeader), which misses leaderships it never
+	// followed, such as one before its restart.
+	LedBy func(term uint64, node string) bool
 }
 
 // PeerLedgerPoll is how often Run polls RunnerConfig.PeerLedger. A crash

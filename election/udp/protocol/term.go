@@ -43,6 +43,13 @@ func NodeTag(id string) uint16 {
 	return uint16(s>>16) ^ uint16(s)
 }
 
+// ClaimedBy reports whether node id could have led term: the term carries
+// its tag. Two nodes share a tag about once in 65536 pairs, so a true
+// answer can name the wrong node; a false one is certain. The job runner
+// asks it to attribute the running entries of a holding node's ledger
+// (FlagHolding) to that node.
+func ClaimedBy(term uint64, id string) bool { return TermTag(term) == NodeTag(id) }
+
 // better reports whether claim/leadership a beats b: higher term, then
 // higher priority, then higher node id. Node id only decides between equal
 // terms, i.e. a tag collision.
