@@ -800,8 +800,15 @@ ka_write_config() {
 }
 
 # ka_start I starts keepalived (VRRP only) in node I's namespace.
+#
+# The pid files of a killed keepalived are removed first: they name its
+# processes, and its VRRP child, orphaned by the kill, stays a zombie until
+# PID 1 reaps it (a container's PID 1 may never). keepalived takes a pid
+# that still exists for a running instance and exits ("daemon is already
+# running"), and the node would sit out every later round.
 ka_start() {
 	local i=$1
+	rm -f "$WORK/ka-n$i.pid" "$WORK/ka-n$i.vrrp.pid"
 	ka_write_config "$i" "$(python3 -c "print($INTERVAL_MS / 1000)")"
 	echo "{\"time\":\"$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)\",\"msg\":\"netns-test: start\"}" >>"$WORK/ka-n$i.log"
 	setsid ip netns exec "$(llt_ns "$i")" keepalived --dont-fork --log-console --vrrp \
