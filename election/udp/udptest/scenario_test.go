@@ -168,6 +168,11 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 		// A lease granted before faults stopped may still run out: let
 		// one promise period pass before looking for a stable leader.
 		s.Run(promise)
+	} else if base.SelfEcho {
+		// A leader deaf until the faults stopped steps down Suspect after
+		// its first unechoed broadcast, which may be after they stopped:
+		// let that pass before looking for a stable leader.
+		s.Run(base.Timings().Suspect)
 	}
 	if !s.RunUntil(s.Now().Add(bound), func() bool { return s.Converged() == nil }) {
 		if s.Err != nil {
