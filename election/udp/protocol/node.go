@@ -37,7 +37,10 @@ type Node struct {
 	tag uint16
 	// lastDrop is why the last Step dropped its message ("" if accepted).
 	lastDrop DropReason
-	det      *heartbeat.Detector
+	// newPeer: the message Step is handling is the first accepted from its
+	// sender's incarnation.
+	newPeer bool
+	det     *heartbeat.Detector
 
 	role  election.Role
 	since time.Time

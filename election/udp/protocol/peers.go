@@ -1,6 +1,10 @@
 package protocol
 
-import "time"
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
 
 // peer is what we remember about one sender, for replay protection and
 // successor choice.
@@ -49,6 +53,7 @@ func (n *Node) admit(now time.Time, m *Message) DropReason {
 		}
 		n.peers[m.From] = &peer{incarnation: m.Incarnation, seq: m.Seq, priority: m.Priority, lastHeard: now}
 		n.replayVer++
+		n.newPeer = true
 		return ""
 	}
 	switch {
@@ -68,6 +73,7 @@ func (n *Node) admit(now time.Time, m *Message) DropReason {
 		}
 	case m.Incarnation > p.incarnation:
 		p.prevInc, p.prevSeq, p.prevHeard = p.incarnation, p.seq, p.lastHeard
+		n.newPeer = true
 	}
 	p.incarnation, p.seq, p.priority, p.lastHeard = m.Incarnation, m.Seq, m.Priority, now
 	p.gone, p.resumed = m.Type == Resign, false
@@ -129,6 +135,20 @@ func (n *Node) successor() string {
 		}
 	}
 	return best
+}
+
+// introduce answers a starting node's QUERY with a unicast presence report
+// (a QUERY with FlagReport, which nobody answers). A node hears the
+// followers that start after it, but followers are otherwise silent: it
+// would never learn those that started before it, and it ranks itself
+// among the peers it knows when its leader's process dies (rankWait). Only
+// followers outside quorum mode introduce themselves: a leader answers the
+// query anyway, and quorum mode does not rank.
+func (n *Node) introduce(to string) {
+	if n.q.on() || n.role != election.Follower {
+		return
+	}
+	n.emit(to, Message{Type: Query, Flags: FlagReport, Leader: n.leader.ID})
 }
 
 // isClientQuery reports whether m is a client's "who leads?" rather than a

@@ -15,6 +15,7 @@ func (n *Node) Step(now time.Time, m Message) {
 	now = n.enter(now)
 	defer n.leave()
 	n.lastDrop = n.check(&m)
+	n.newPeer = false
 	switch {
 	case n.lastDrop == DropSelf:
 		n.onEcho(&m)
@@ -282,6 +283,9 @@ func (n *Node) stepQuery(now time.Time, m *Message) {
 	}
 	if m.Flags&FlagReport != 0 {
 		return // a follower's rival report: its evidence is all it says
+	}
+	if m.Leader == "" && n.newPeer {
+		n.introduce(m.From) // a node starting: it may not know us
 	}
 	// An equal term is as bad: terms are unique per node, so a leader
 	// already used it, which can only be this node's previous incarnation

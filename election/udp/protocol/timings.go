@@ -21,6 +21,11 @@ type Timings struct {
 	// BackoffMax bounds the randomized wait between suspecting and
 	// claiming. Config.BackoffMax, or if zero Interval/2.
 	BackoffMax time.Duration
+	// RankStep is how much longer a follower that learnt its leader's
+	// process is gone (LeaderUnreachable) waits per peer whose claim would
+	// beat its own: ClaimWindow/2, time for a better peer's claim to
+	// arrive, so usually one node claims.
+	RankStep time.Duration
 	// YieldWait is how long a node that yielded to a claim waits for the
 	// claimant's first heartbeat: ClaimWindow + Interval.
 	YieldWait time.Duration
@@ -102,6 +107,7 @@ func (c Config) Timings() Timings {
 	}
 	t.Hold = 2 * t.Gather
 	t.ClaimResend = t.ClaimWindow / 2
+	t.RankStep = t.ClaimWindow / 2
 	t.YieldWait = t.ClaimWindow + c.Interval
 	pm := c.PromiseMisses
 	if pm == 0 {

@@ -75,10 +75,16 @@ func (n *Node) yieldWait() time.Duration { return n.t.YieldWait }
 // backOff starts the randomized wait before claiming; extra delays it (to
 // let a named successor claim first).
 func (n *Node) backOff(now time.Time, extra time.Duration) {
+	n.suspect(now, extra+heartbeat.Backoff(n.cfg.Rand, n.cfg.Priority, n.t.BackoffMax))
+}
+
+// suspect makes this node a leaderless follower that claims at now+d,
+// unless it hears a live leader or a claim it yields to first.
+func (n *Node) suspect(now time.Time, d time.Duration) {
 	n.stats.Suspicions++
 	n.setRole(election.Follower)
 	n.fstate = backingOff
-	n.waitUntil = now.Add(extra + heartbeat.Backoff(n.cfg.Rand, n.cfg.Priority, n.t.BackoffMax))
+	n.waitUntil = now.Add(d)
 	n.setLeader(election.LeaderInfo{}, 0)
 }
 

@@ -79,10 +79,17 @@ func (n *Node) Probe(now time.Time) (ProbeRequest, bool) {
 
 // LeaderUnreachable reports that the probe of leader id in term found its
 // port closed: the leader's process is gone. A follower of exactly that
-// leader suspects it at once and starts the usual priority-weighted backoff
-// before claiming, so followers that all learn it together still claim one
-// after another. An answer about another leader or term (the follower has
-// moved on meanwhile) is counted and ignored.
+// leader suspects it at once. Every follower learns it within a few
+// milliseconds of the others (the same missed heartbeat, the same grace),
+// so a random draw would only add delay: the follower waits RankStep per
+// known peer that would win a claim against it (rankWait), and the best
+// one claims in this very call. Others yield to its claim on hearing it;
+// if they claim first anyway (they do not know one another, or the best
+// is dead too), the claim window settles it, as for any simultaneous
+// claims. In quorum mode the follower's promise to the dead leader holds
+// its claim back anyway, and the usual randomized backoff applies. An
+// answer about another leader or term (the follower has moved on
+// meanwhile) is counted and ignored.
 func (n *Node) LeaderUnreachable(now time.Time, id string, term uint64) {
 	now = n.enter(now)
 	defer n.leave()
@@ -91,5 +98,44 @@ func (n *Node) LeaderUnreachable(now time.Time, id string, term uint64) {
 		return
 	}
 	n.stats.LeaderUnreachable++
-	n.backOff(now, 0)
+	if n.q.on() {
+		n.backOff(now, 0)
+		return
+	}
+	n.suspect(now, n.rankWait(id))
+	if !n.waitUntil.After(now) {
+		n.campaign(now, false)
+	}
+}
+
+// rankWait is how long a follower that knows its leader's process is gone
+// waits before claiming: RankStep for every peer it knows (heard since it
+// started — a replay-table entry resumed from the state file does not
+// count —, not resigned, not the dead leader) whose claim would beat its
+// own in the same round — higher priority, then higher NodeTag, then
+// higher id, the order of terms and of better — at most BackoffMax.
+// Followers do not hear one another in steady state, so a peer that died
+// unannounced still counts: it costs RankStep, not a failed election.
+func (n *Node) rankWait(dead string) time.Duration {
+	rank := 0
+	for id, p := range n.peers {
+		if p.gone || p.resumed || id == dead {
+			continue
+		}
+		if claimsAhead(p.priority, NodeTag(id), id, n.cfg.Priority, n.tag, n.cfg.NodeID) {
+			rank++
+		}
+	}
+	return min(time.Duration(rank)*n.t.RankStep, n.t.BackoffMax)
+}
+
+// claimsAhead reports whether a node's claim beats b's in the same round.
+func claimsAhead(aPrio uint8, aTag uint16, aID string, bPrio uint8, bTag uint16, bID string) bool {
+	if aPrio != bPrio {
+		return aPrio > bPrio
+	}
+	if aTag != bTag {
+		return aTag > bTag
+	}
+	return aID > bID
 }

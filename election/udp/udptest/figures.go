@@ -114,6 +114,32 @@ func FailoverClaims(base protocol.Config, nodes int, link Link, seed uint64) (ti
 	return d, claims() - before, err
 }
 
+// FailoverKill measures, for one seed, a process kill on a live host: the
+// leader's process dies (at a random phase of its heartbeat) while its host
+// answers the followers' probes with "port unreachable" (Options.Probes).
+// It returns the time to another node leading and the candidacies (claims
+// started, retransmissions not counted) that election took.
+func FailoverKill(base protocol.Config, nodes int, link Link, seed uint64) (time.Duration, uint64, error) {
+	s := New(Options{Seed: seed, Base: base, Link: link, Probes: true}, nodeIDs(nodes)...)
+	old, err := elect(s, 10*time.Second)
+	if err != nil {
+		return 0, 0, err
+	}
+	s.Run(time.Duration(s.Rand().Int64N(int64(base.Interval))))
+	candidacies := func() (c uint64) {
+		for _, id := range s.IDs() {
+			if s.Up(id) {
+				c += s.Node(id).Stats().Elections
+			}
+		}
+		return c
+	}
+	s.Crash(old)
+	before := candidacies()
+	d, err := waitNewLeader(s, old, 10*time.Second)
+	return d, candidacies() - before, err
+}
+
 // FailoverLossy is Failover on a link with random loss, after warmup of
 // healthy running so the adaptive detector has learnt the loss. It returns
 // the failover time and the survivors' suspicion threshold at the crash.

@@ -21,7 +21,7 @@ func main() {
 	seeds := flag.Int("seeds", 1000, "seeded runs per timing figure")
 	stormSeeds := flag.Int("storm-seeds", 100, "seeded 50-node start-up storms")
 	days := flag.Float64("days", 2, "simulated days per flapping figure")
-	only := flag.String("only", "", "run only: failover, resign, heal, storm, lossy, quorum, flap")
+	only := flag.String("only", "", "run only: failover, kill, resign, heal, storm, lossy, quorum, flap")
 	flag.Float64Var(&target, "target", target, "LossTarget for the adaptive detector")
 	flag.IntVar(&maxMisses, "max-misses", maxMisses, "MaxMisses for the adaptive detector")
 	flag.Parse()
@@ -70,6 +70,26 @@ func run(seeds, stormSeeds int, days float64, only string) error {
 				ds = append(ds, d)
 			}
 			fmt.Printf("interval %-6v %s  (bound %v)\n", iv, pct(ds), udptest.FailoverBound(c, link.MaxDelay()))
+		}
+	}
+	if only == "" || only == "kill" {
+		fmt.Println("\n## Failover after the leader's process is killed, host up (probes answered by port unreachable)")
+		for _, nodes := range []int{3, 5} {
+			for _, iv := range intervals {
+				c := cfg(iv, false)
+				var ds []time.Duration
+				var cand, maxCand uint64
+				for s := range seeds {
+					d, k, err := udptest.FailoverKill(c, nodes, link, uint64(s+1))
+					if err != nil {
+						return fmt.Errorf("kill %d nodes interval %v seed %d: %w", nodes, iv, s+1, err)
+					}
+					ds = append(ds, d)
+					cand += k
+					maxCand = max(maxCand, k)
+				}
+				fmt.Printf("%d nodes interval %-6v %s  candidacies mean %.2f max %d\n", nodes, iv, pct(ds), float64(cand)/float64(seeds), maxCand)
+			}
 		}
 	}
 	if only == "" || only == "resign" {

@@ -1,0 +1,158 @@
+package protocol
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// claimOrder returns the followers of nw's only leader, best claimant
+// first (priority, then NodeTag, then id: the order of their terms).
+func claimOrder(t *testing.T, nw *net) (leader string, term uint64, order []string) {
+	t.Helper()
+	ls := nw.leaders()
+	require.Len(t, ls, 1)
+	leader = ls[0]
+	term = nw.nodes[leader].Status().Leader.Term
+	for id := range nw.nodes {
+		if id != leader {
+			order = append(order, id)
+		}
+	}
+	slices.SortFunc(order, func(a, b string) int {
+		na, nb := nw.nodes[a], nw.nodes[b]
+		if claimsAhead(na.cfg.Priority, na.tag, a, nb.cfg.Priority, nb.tag, b) {
+			return -1
+		}
+		return 1
+	})
+	return leader, term, order
+}
+
+// TestUnreachableRanksClaims: followers told at the same instant that the
+// leader's process is gone claim by rank, not by a random draw: the best
+// one claims in the same call, each other one RankStep later per better
+// peer, so the best one's claim reaches them first.
+func TestUnreachableRanksClaims(t *testing.T) {
+	nw := newNet(t, map[string]uint8{"a": 100, "b": 100, "c": 100, "d": 100, "e": 50})
+	nw.run(2 * time.Second)
+	leader, term, order := claimOrder(t, nw)
+	step := nw.nodes[leader].t.RankStep
+	require.Positive(t, step)
+	for rank, id := range order {
+		n := nw.nodes[id]
+		n.LeaderUnreachable(nw.now, leader, term)
+		if rank == 0 {
+			assert.Equal(t, election.Candidate, n.Status().Role, "the best follower claims at once")
+			msgs := n.Ready()
+			require.NotEmpty(t, msgs)
+			assert.Equal(t, Claim, msgs[len(msgs)-1].Msg.Type)
+			continue
+		}
+		assert.Equal(t, backingOff, n.fstate, "%s (rank %d)", id, rank)
+		assert.Equal(t, nw.now.Add(time.Duration(rank)*step), n.waitUntil, "%s (rank %d)", id, rank)
+		assert.Empty(t, n.Ready(), "%s (rank %d) must not claim yet", id, rank)
+	}
+	// The lowest priority ranks last whatever its id.
+	assert.Equal(t, "e", order[len(order)-1])
+}
+
+// TestUnreachableRankIgnoresDeadLeaderAndResigned: the dead leader and
+// peers that resigned do not push a follower back.
+func TestUnreachableRankIgnoresDeadLeaderAndResigned(t *testing.T) {
+	nw := newNet(t, map[string]uint8{"a": 100, "b": 100, "c": 100})
+	nw.run(2 * time.Second)
+	leader, _, order := claimOrder(t, nw)
+	second := nw.nodes[order[1]]
+	second.peers[order[0]].gone = true // as if it had resigned
+	second.peers[leader].priority = 255
+	assert.Zero(t, second.rankWait(leader))
+}
+
+// TestUnreachableRankCapped: however many better peers, the wait is at
+// most BackoffMax.
+func TestUnreachableRankCapped(t *testing.T) {
+	n, err := NewNode(testConfig("a", 1, 1), t0)
+	require.NoError(t, err)
+	for i := range 100 {
+		n.peers[string(rune('A'+i))] = &peer{priority: 200}
+	}
+	assert.Equal(t, n.t.BackoffMax, n.rankWait("x"))
+}
+
+// TestUnreachableQuorumKeepsRandomBackoff: in quorum mode the follower's
+// promise to the dead leader holds its claim back; it backs off as before
+// and claims nothing in the call.
+func TestUnreachableQuorumKeepsRandomBackoff(t *testing.T) {
+	c := testConfig("a", 100, 1)
+	c.ClusterSize = 3
+	n, err := NewNode(c, t0)
+	require.NoError(t, err)
+	now := t0.Add(time.Second)
+	n.Step(now, Message{Type: Heartbeat, Cluster: "test", From: "z", Incarnation: 1, Seq: 1, Term: MakeTerm(1, 100, NodeTag("z")), Leader: "z", Beat: 1, Addr: "addr-z"})
+	require.Equal(t, "z", n.Status().Leader.ID)
+	n.Ready()
+	at := now.Add(time.Millisecond)
+	n.LeaderUnreachable(at, "z", MakeTerm(1, 100, NodeTag("z")))
+	assert.Equal(t, uint64(1), n.Stats().LeaderUnreachable)
+	assert.Equal(t, election.Follower, n.Status().Role)
+	assert.Equal(t, backingOff, n.fstate)
+	// heartbeat.Backoff at priority 100: a skew of about 0.3 BackoffMax
+	// plus a draw below BackoffMax/2.
+	wait := n.waitUntil.Sub(at)
+	assert.GreaterOrEqual(t, wait, n.t.BackoffMax/4, "the priority skew of the randomized backoff")
+	assert.LessOrEqual(t, wait, n.t.BackoffMax)
+	for _, e := range n.Ready() {
+		assert.NotEqual(t, Claim, e.Msg.Type)
+	}
+}
+
+// TestStartingNodeLearnsEarlierFollowers: followers answer a starting
+// node's QUERY with a presence report, so it knows the followers that
+// started before it (which rankWait needs), not only the leader.
+func TestStartingNodeLearnsEarlierFollowers(t *testing.T) {
+	nw := newNet(t, map[string]uint8{"a": 100, "b": 100, "c": 100})
+	nw.run(2 * time.Second)
+	late, err := NewNode(testConfig("d", 100, 9), nw.now)
+	require.NoError(t, err)
+	nw.nodes["d"] = late
+	nw.pump()
+	for id := range nw.nodes {
+		if id != "d" {
+			assert.Contains(t, late.peers, id)
+		}
+	}
+	// Only once per incarnation: the next query (a leader's after a
+	// pause, say) is not answered with reports.
+	for id, n := range nw.nodes {
+		if id != "d" {
+			n.Ready()
+		}
+	}
+	late.emit("", Message{Type: Query})
+	nw.pump()
+	for id, n := range nw.nodes {
+		if id != "d" {
+			assert.Empty(t, n.Ready(), id)
+		}
+	}
+}
+
+func TestClaimsAheadMatchesTermOrder(t *testing.T) {
+	ids := []string{"a", "b", "c", "node-1", "node-2", "n00", "n01"}
+	for _, x := range ids {
+		for _, y := range ids {
+			if x == y {
+				continue
+			}
+			for _, p := range [][2]uint8{{100, 100}, {100, 200}, {200, 100}} {
+				tx, ty := MakeTerm(5, p[0], NodeTag(x)), MakeTerm(5, p[1], NodeTag(y))
+				assert.Equal(t, better(tx, p[0], x, ty, p[1], y), claimsAhead(p[0], NodeTag(x), x, p[1], NodeTag(y), y), "%s/%d vs %s/%d", x, p[0], y, p[1])
+			}
+		}
+	}
+}
