@@ -116,6 +116,9 @@ type Node struct {
 	// leader was last heard at probeLast.
 	probeLast time.Time
 	probes    int
+	// beatLate is how much later than an interval the leader's recent
+	// heartbeats came (noteBeatGap): the probe's grace.
+	beatLate time.Duration
 
 	payload []byte
 	// payloadVer counts payload changes; sentVer is the version the last

@@ -31,6 +31,9 @@ func (n *Node) follow(now time.Time, m *Message) {
 	if m.Type == Heartbeat {
 		// Only heartbeats feed the detector: an Answer is sent to one
 		// node, so its absence elsewhere is not loss.
+		if sameLeader && m.Beat == n.leaderBeat+1 {
+			n.noteBeatGap(now.Sub(n.det.Last()))
+		}
 		n.det.Observe(now, m.Beat)
 		n.leaderBeat = max(n.leaderBeat, m.Beat)
 		n.heard = Evidence{Term: m.Term, Beat: n.leaderBeat}

@@ -26,20 +26,46 @@ type ProbeRequest struct {
 	Addr string
 }
 
-// ProbeGrace returns how late a heartbeat may be before the follower probes:
-// a quarter interval, at most 10 ms. It covers a live leader's timer and
-// scheduling jitter, which is milliseconds whatever the interval; a probe of
-// a live leader that was merely late costs one datagram, nothing else.
+// ProbeGrace returns the most a heartbeat may be late before the follower
+// probes: a quarter interval, at most 10 ms. The grace a follower uses
+// (probeGrace) is the lateness of its leader's recent heartbeats plus
+// MinProbeGrace, within this bound: a live leader's timer and scheduling
+// jitter is well under a millisecond on a quiet host and milliseconds on a
+// busy one, whatever the interval. A probe of a live leader that was merely
+// late costs one datagram, which the leader's transport counts and drops.
 func ProbeGrace(interval time.Duration) time.Duration {
 	return min(interval/4, maxProbeGrace)
 }
 
+// MinProbeGrace is the least grace before a probe, on top of the lateness
+// of recent heartbeats.
+const MinProbeGrace = time.Millisecond
+
 const maxProbeGrace = 10 * time.Millisecond
+
+// probeGrace is how late the leader's next heartbeat may be before this
+// follower probes: beatLate plus MinProbeGrace, at most ProbeGrace.
+func (n *Node) probeGrace() time.Duration {
+	return min(n.beatLate+MinProbeGrace, ProbeGrace(n.cfg.Interval))
+}
+
+// noteBeatGap records the time between two consecutive heartbeats of the
+// leader followed. beatLate is a decaying maximum of how much later than an
+// interval they came: it rises at once with a late one and loses 1/32 per
+// heartbeat (half in 22), so a burst of load raises the grace for a few
+// seconds, not for good. It is capped at ProbeGrace, so one long pause is
+// forgotten as fast as a merely late heartbeat.
+func (n *Node) noteBeatGap(gap time.Duration) {
+	n.beatLate -= n.beatLate / 32
+	if late := min(gap-n.cfg.Interval, ProbeGrace(n.cfg.Interval)); late > n.beatLate {
+		n.beatLate = late
+	}
+}
 
 // ProbeAt returns when the leader should next be probed, or the zero time if
 // no probe is due (not following a leader with a known address, or every
 // interval until suspicion has been probed already). One probe per missed
-// heartbeat interval, each ProbeGrace after the heartbeat was due, until
+// heartbeat interval, each probeGrace after the heartbeat was due, until
 // the suspicion deadline. Callers that probe add it to their timer; callers
 // that do not may ignore it (the node then suspects at the detection floor
 // as before).
@@ -52,7 +78,7 @@ func (n *Node) ProbeAt() time.Time {
 	if last.Equal(n.probeLast) {
 		k = n.probes + 1
 	}
-	at := last.Add(time.Duration(k)*n.cfg.Interval + ProbeGrace(n.cfg.Interval))
+	at := last.Add(time.Duration(k)*n.cfg.Interval + n.probeGrace())
 	if !at.Before(n.followDeadline()) {
 		return time.Time{}
 	}
@@ -72,7 +98,7 @@ func (n *Node) Probe(now time.Time) (ProbeRequest, bool) {
 	}
 	// One probe stands for every slot now has reached (the caller may be
 	// late): the next is due in the slot after.
-	n.probes = max(1, int(now.Sub(last)-ProbeGrace(n.cfg.Interval))/int(n.cfg.Interval))
+	n.probes = max(1, int(now.Sub(last)-n.probeGrace())/int(n.cfg.Interval))
 	n.stats.Probes++
 	return ProbeRequest{Leader: n.leader.ID, Term: n.leader.Term, Addr: n.leader.Addr}, true
 }

@@ -156,3 +156,63 @@ func TestClaimsAheadMatchesTermOrder(t *testing.T) {
 		}
 	}
 }
+
+// followBeats makes n follow leader "z" and delivers heartbeats whose gaps
+// are Interval plus late[i], returning the arrival of the last one.
+func followBeats(t *testing.T, n *Node, start time.Time, late []time.Duration) time.Time {
+	t.Helper()
+	term := MakeTerm(1, 100, NodeTag("z"))
+	at := start
+	for i := range len(late) + 1 {
+		if i > 0 {
+			at = at.Add(n.cfg.Interval + late[i-1])
+		}
+		n.Step(at, Message{Type: Heartbeat, Cluster: "test", From: "z", Incarnation: 1, Seq: uint64(i + 1), Term: term, Leader: "z", Beat: uint64(i + 1), Addr: "addr-z"})
+	}
+	require.Equal(t, "z", n.Status().Leader.ID)
+	return at
+}
+
+// TestProbeGraceFollowsHeartbeatLateness: the probe goes out
+// MinProbeGrace after the next heartbeat was due when heartbeats come on
+// time, later when they came late recently, never later than ProbeGrace;
+// a late burst is forgotten within a few hundred heartbeats.
+func TestProbeGraceFollowsHeartbeatLateness(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name string
+		late []time.Duration
+		want time.Duration // grace after the last heartbeat
+	}{
+		{"on time", []time.Duration{0, 0, 0, 0}, MinProbeGrace},
+		{"early ones do not lower it", []time.Duration{-5 * ms, -5 * ms}, MinProbeGrace},
+		{"one late by 3 ms just now", []time.Duration{0, 0, 3 * ms}, 3*ms + MinProbeGrace},
+		{"decays by 1/32 per heartbeat", []time.Duration{3200 * time.Microsecond, 0}, 3100*time.Microsecond + MinProbeGrace},
+		{"capped", []time.Duration{time.Second}, ProbeGrace(200 * ms)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := NewNode(testConfig("a", 100, 1), t0)
+			require.NoError(t, err)
+			last := followBeats(t, n, t0.Add(time.Second), tc.late)
+			assert.Equal(t, last.Add(n.cfg.Interval+tc.want), n.ProbeAt())
+		})
+	}
+	t.Run("forgotten", func(t *testing.T) {
+		n, err := NewNode(testConfig("a", 100, 1), t0)
+		require.NoError(t, err)
+		late := make([]time.Duration, 300)
+		late[0] = time.Second
+		last := followBeats(t, n, t0.Add(time.Second), late)
+		assert.Less(t, n.ProbeAt().Sub(last.Add(n.cfg.Interval)), MinProbeGrace+100*time.Microsecond)
+	})
+	t.Run("a lost heartbeat is no lateness", func(t *testing.T) {
+		n, err := NewNode(testConfig("a", 100, 1), t0)
+		require.NoError(t, err)
+		last := followBeats(t, n, t0.Add(time.Second), []time.Duration{0})
+		term := MakeTerm(1, 100, NodeTag("z"))
+		last = last.Add(2 * n.cfg.Interval) // beat 3 lost
+		n.Step(last, Message{Type: Heartbeat, Cluster: "test", From: "z", Incarnation: 1, Seq: 4, Term: term, Leader: "z", Beat: 4, Addr: "addr-z"})
+		assert.Equal(t, last.Add(n.cfg.Interval+MinProbeGrace), n.ProbeAt())
+	})
+}

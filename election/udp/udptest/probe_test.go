@@ -26,9 +26,11 @@ func probeBound(c protocol.Config, maxDelay time.Duration) time.Duration {
 
 // probeP50Bound bounds the median of the same: the leader dies at a random
 // phase, so its next heartbeat is due half an interval later on average
-// (plus a tenth of an interval for the sampling of a few hundred seeds).
+// (plus a tenth of an interval for the sampling of a few hundred seeds),
+// and on a link with little jitter the probe's grace is MinProbeGrace plus
+// that jitter (within a delay).
 func probeP50Bound(c protocol.Config, maxDelay time.Duration) time.Duration {
-	return probeBound(c, maxDelay) - c.Interval/2 + c.Interval/10
+	return c.Interval/2 + c.Interval/10 + protocol.MinProbeGrace + 4*maxDelay + c.Timings().ClaimWindow
 }
 
 // crashAndMeasure settles a 3-node cluster, crashes the leader at a random
