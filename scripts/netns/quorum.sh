@@ -2,7 +2,8 @@
 # Quorum mode (issue 10): a cluster_size smaller than the nodes on the LAN
 # gives no leader and an ERROR; a minority side has no leader and says so
 # (WARN with counts); the majority keeps or elects exactly one; a crash is
-# failed over. Sourced by scripts/netns-test.sh (see README.md here).
+# failed over; a voter restarted from its state file acks its leader at once
+# (issue 11). Sourced by scripts/netns-test.sh (see README.md here).
 
 # qr_restart ARGS...: every node restarted with ARGS (none: the suite's
 # defaults). Instants around a whole-cluster restart may run twice (the new
@@ -114,6 +115,67 @@ sc_quorum_basics() {
 	settle quorum_basics
 }
 
+# --- a voter restarted from its state file keeps the leader's lease ----------
+
+# qr_leases I prints node I's leases_lost counter ("" if it does not answer).
+qr_leases() {
+	local out
+	out=$(timeout 2 ip netns exec "$(llt_ns "$1")" "$BIN" status --http "127.0.0.1:$HTTP_PORT" --json 2>/dev/null) || return 0
+	[[ ${out//[$' \t\r\n']/} =~ \"leases_lost\":([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+}
+
+# qr_voter_restart LABEL ARGS...: with only a bare majority up, SIGKILL one
+# of the leader's voters and start it again at once with ARGS; succeeds if
+# after 4 s the same node leads without having lost its lease. Sets
+# QR_DETAIL.
+qr_voter_restart() {
+	local label=$1 L=$AGREED T=$AGREED_TERM v lost0 lost1
+	shift
+	v=$(without "$(alive_nodes)" "$L")
+	v=${v%% *}
+	lost0=$(qr_leases "$L")
+	llt_node_crash "$v"
+	NODE_ARGS_ONE[$v]="$*"
+	node_start "$v"
+	unset "NODE_ARGS_ONE[$v]"
+	sleep 4
+	lost1=$(qr_leases "$L")
+	agree "$(alive_nodes)" >/dev/null
+	QR_DETAIL="$label: n$v restarted; n$L's leases lost ${lost0:-?} -> ${lost1:-?}; leader now n${AGREED:-?} term ${AGREED_TERM:-?} (was n$L term $T)"
+	[ -n "$lost0" ] && [ "$lost0" = "$lost1" ] && [ "$AGREED" = "$L" ] && [ "$AGREED_TERM" = "$T" ]
+}
+
+sc_quorum_voter_restart() {
+	say "quorum: a bare majority up; a voter SIGKILLed and restarted at once acks the leader from its state file"
+	# Promise 2 s, lease 1.6 s: a restart takes well under that, and a
+	# cold voter refuses everyone for the whole promise.
+	qr_restart --cluster-size "$NODES" --misses 10
+	settle quorum_voter_restart || { qr_restart; settle quorum_voter_restart; return 1; }
+	local L=$AGREED i n=0 t0
+	t0=$(llt_now_ms)
+	for i in $(without "$(alive_nodes)" "$L"); do
+		if ((n < NODES / 2)); then n=$((n + 1)); else llt_node_crash "$i"; fi
+	done
+	sleep 2
+	if ! settle quorum_voter_restart; then
+		fail "quorum_voter_restart: no leader with a bare majority up ($VIEW)"
+	elif qr_voter_restart "from its state file"; then
+		pass "quorum_voter_restart: $QR_DETAIL"
+	else
+		fail "quorum_voter_restart: $QR_DETAIL"
+	fi
+	# The contrast: without a state file the restarted voter refuses its
+	# leader for the promise period, which outlasts the lease.
+	if settle quorum_voter_restart && ! qr_voter_restart "cold" --state-dir ""; then
+		pass "quorum_voter_restart: cold, the leader's lease ran out: $QR_DETAIL"
+	else
+		fail "quorum_voter_restart: cold, the leader kept its lease, so the check above proves nothing: $QR_DETAIL"
+	fi
+	EXCLUDED+=("quorum_voter_restart:$((t0 - UNANNOUNCED_MS)):$(($(llt_now_ms) + 1000))")
+	qr_restart
+	settle quorum_voter_restart
+}
+
 # --- failover with and without quorum (a measurement, not in the default run)
 
 # qr_series NAME ARGS...: restart the cluster with ARGS, then ROUNDS SIGKILLs
@@ -152,3 +214,4 @@ sc_quorum_failover() {
 register_scenario quorum_failover
 register_scenario quorum_oversize default
 register_scenario quorum_basics default
+register_scenario quorum_voter_restart default
