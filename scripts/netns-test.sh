@@ -905,7 +905,7 @@ bench_round() {
 	L=$AGREED
 	rest=$(without "$(alive_nodes)" "$L")
 	if [ "$how" = kill ]; then
-		llt_node_crash "$L"
+		llt_node_kill "$L"
 		t0=$LLT_CRASH_MS
 	else
 		llt_stamp t0

@@ -165,6 +165,27 @@ llt_node_crash() {
 	} 2>/dev/null
 }
 
+# llt_node_kill I SIGKILLs every process of node I in one kill(1) call, as
+# `kill -9` or the OOM killer would, while its host (namespace, address)
+# stays up. LLT_CRASH_MS is set right before the signal. Unlike
+# llt_node_crash (a power cut: freeze, list again, then kill), the node's
+# sockets close at LLT_CRASH_MS and not after the listing, which is what a
+# peer probing the dead port sees. A process forked meanwhile is killed by
+# a second pass.
+llt_node_kill() {
+	local i=$1 pids
+	pids=$(llt_ns_pids "$i" | tr '\n' ' ')
+	llt_stamp LLT_CRASH_MS
+	{
+		# shellcheck disable=SC2086
+		[ -n "${pids// /}" ] && kill -s KILL $pids
+		pids=$(llt_ns_pids "$i" | tr '\n' ' ')
+		# shellcheck disable=SC2086
+		[ -n "${pids// /}" ] && kill -s KILL $pids
+		llt_reap "$i"
+	} 2>/dev/null
+}
+
 # llt_reap I waits (bounded) until node I's namespace has no process left and
 # collects its daemon's exit status into LLT_EXIT_CODE.
 llt_reap() {
