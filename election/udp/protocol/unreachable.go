@@ -63,14 +63,18 @@ func (n *Node) noteBeatGap(gap time.Duration) {
 }
 
 // ProbeAt returns when the leader should next be probed, or the zero time if
-// no probe is due (not following a leader with a known address, or every
-// interval until suspicion has been probed already). One probe per missed
+// no probe is due (not following a leader with a known address, every
+// interval until suspicion has been probed already, or quorum mode: there
+// the follower's own grant to the leader holds its claim back until about
+// when it would suspect anyway, and an early suspicion only added a
+// backoff draw after the grant; simulated 3-node kill at 50 ms, p50 154 ms
+// with probes, 145 ms without). One probe per missed
 // heartbeat interval, each probeGrace after the heartbeat was due, until
 // the suspicion deadline. Callers that probe add it to their timer; callers
 // that do not may ignore it (the node then suspects at the detection floor
 // as before).
 func (n *Node) ProbeAt() time.Time {
-	if n.quiet || n.role != election.Follower || n.fstate != following || n.leader.Addr == "" {
+	if n.quiet || n.q.on() || n.role != election.Follower || n.fstate != following || n.leader.Addr == "" {
 		return time.Time{}
 	}
 	last := n.det.Last()
@@ -112,8 +116,9 @@ func (n *Node) Probe(now time.Time) (ProbeRequest, bool) {
 // one claims in this very call. Others yield to its claim on hearing it;
 // if they claim first anyway (they do not know one another, or the best
 // is dead too), the claim window settles it, as for any simultaneous
-// claims. In quorum mode the follower's promise to the dead leader holds
-// its claim back anyway, and the usual randomized backoff applies. An
+// claims. In quorum mode (where ProbeAt asks for no probe) the
+// follower's promise to the dead leader holds its claim back anyway, and
+// the usual randomized backoff applies. An
 // answer about another leader or term (the follower has moved on
 // meanwhile) is counted and ignored.
 func (n *Node) LeaderUnreachable(now time.Time, id string, term uint64) {

@@ -264,3 +264,21 @@ func TestProbeBestFollowerDeadToo(t *testing.T) {
 		assert.Len(t, s.Leaders(), 1, "seed %d", seed)
 	}
 }
+
+// TestProbeNotInQuorumMode: in quorum mode a follower's grant to its leader
+// holds its claim back until about when it would suspect anyway, so it
+// does not probe: the failover is the same, without the datagrams.
+func TestProbeNotInQuorumMode(t *testing.T) {
+	c := probeBase()
+	c.ClusterSize = 3
+	for _, seed := range seeds(t, 50) {
+		s := New(Options{Seed: seed, Base: c, Link: LAN, Probes: true}, nodeIDs(3)...)
+		old, err := elect(s, 10*time.Second)
+		require.NoError(t, err)
+		s.Run(time.Duration(s.Rand().Int64N(int64(c.Interval))))
+		s.Crash(old)
+		_, err = waitNewLeader(s, old, 10*time.Second)
+		require.NoError(t, err, "seed %d", seed)
+		assert.Zero(t, s.Counters.Probes, "seed %d", seed)
+	}
+}
