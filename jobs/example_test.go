@@ -25,7 +25,8 @@ func Example() {
 	// RunnerConfig.CanRun = udpElector.CanActAsLeader,
 	// RunnerConfig.OnLedgerChange = udpElector.Publish,
 	// udp.Config.Payload = runner.Ledger and
-	// udp.Config.OnPayload = runner.AdoptLedger (see docs/jobs.md).
+	// udp.Config.OnPayload = runner.AdoptLedgerFrom and
+	// RunnerConfig.OnHolding = udpElector.SetHolding (see docs/jobs.md).
 	if elector == nil {
 		return
 	}

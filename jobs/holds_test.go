@@ -126,6 +126,10 @@ func TestHandoverOverlapSkipWaitsForTheDeposedLeadersRun(t *testing.T) {
 		h := newHandover(t, ctx, holdJob(OverlapSkip, true))
 		time.Sleep(minute(1).Sub(time.Now()) + 30*time.Second)
 		h.depose() // 00:01:30, a's run of 00:01:00 goes on until 00:03:30
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		_, err := h.b.Trigger("m")
+		assert.ErrorIs(t, err, ErrOverlap, "a manual run is refused too")
 		time.Sleep(minute(4).Sub(time.Now()) + time.Second)
 		synctest.Wait()
 

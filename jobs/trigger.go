@@ -44,8 +44,8 @@ func (r *Runner) Trigger(name string) (RunRecord, error) {
 	if r.closed || r.draining || term == 0 || ctx == nil || ctx.Err() != nil {
 		return RunRecord{}, ErrNotLeading
 	}
-	if j.active > 0 && j.spec.Overlap == OverlapSkip {
-		return RunRecord{}, ErrOverlap
+	if _, held := r.heldLocked(j, time.Now()); (j.active > 0 || held) && j.spec.Overlap == OverlapSkip {
+		return RunRecord{}, ErrOverlap // here or on a deposed leader (holds.go)
 	}
 	rec := RunRecord{
 		Job: name, RunID: newRunID(), ScheduledAt: time.Now().UTC().Truncate(time.Second),
