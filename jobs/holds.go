@@ -62,19 +62,19 @@ func (r *Runner) holdLocked(from string, holding bool, entries []LedgerEntry, no
 				continue
 			}
 			j, manual := r.jobByLedgerID(e.JobID)
-			if j == nil || manual {
+			if j == nil {
 				continue
 			}
-			if _, had := r.holds[j.id]; !had {
+			if _, had := r.holds[e.JobID]; !had {
 				r.log.Info("jobs: a run of this job is still going on another node", "job", j.spec.Name,
-					"node", from, "scheduled_at", e.Instant, "started_term", e.Term)
+					"node", from, "scheduled_at", e.Instant, "started_term", e.Term, "manual", manual)
 				select {
 				case j.holdWake <- struct{}{}:
 				default:
 				}
 			}
-			r.holds[j.id] = hold{from: from, entry: e, until: now.Add(r.cfg.HoldLapse)}
-			renewed[j.id] = true
+			r.holds[e.JobID] = hold{from: from, entry: e, until: now.Add(r.cfg.HoldLapse)}
+			renewed[e.JobID] = true
 		}
 	}
 	for id, h := range r.holds {
@@ -93,17 +93,19 @@ func (r *Runner) ledBy(node string, term uint64) bool {
 	return r.leaders[term] == node
 }
 
-// heldLocked returns the live hold on j's runs at now, if any. Must hold
-// r.mu.
+// heldLocked returns a live hold at now on a run of j, scheduled or manual
+// (overlap applies across both), if any. Must hold r.mu.
 func (r *Runner) heldLocked(j *job, now time.Time) (hold, bool) {
-	h, ok := r.holds[j.id]
-	if !ok || !now.Before(h.until) {
-		return hold{}, false
+	for _, id := range []uint64{j.id, ManualJobIDOf(j.spec.Name)} {
+		if h, ok := r.holds[id]; ok && now.Before(h.until) {
+			return h, true
+		}
 	}
-	return h, true
+	return hold{}, false
 }
 
-// holdUntil returns when j's hold lapses (zero if none).
+// holdUntil returns when the hold on j's scheduled run lapses (zero if
+// none). A manual run's hold just lapses: it is never run again.
 func (r *Runner) holdUntil(j *job) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()

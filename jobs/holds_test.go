@@ -248,5 +248,12 @@ func TestHoldsComeOnlyFromTheirHolder(t *testing.T) {
 		assert.False(t, held(), "LedBy says c led term 1")
 		require.NoError(t, r.AdoptLedgerFrom("c", true, running))
 		assert.True(t, held())
+
+		// A manual run held elsewhere counts too (overlap spans both).
+		require.NoError(t, r.AdoptLedgerFrom("c", false, running))
+		require.False(t, held())
+		manual := Ledger{Entries: []LedgerEntry{{JobID: ManualJobIDOf("m"), Instant: minute(2), Outcome: OutcomeRunning, Term: 1}}}
+		require.NoError(t, r.AdoptLedgerFrom("c", true, manual.Encode()))
+		assert.True(t, held())
 	})
 }

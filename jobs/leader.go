@@ -129,7 +129,8 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 	}
 	plan := takeoverPlan{cursor: e.Instant}
 	h, held := r.heldLocked(j, now)
-	held = held && e.Outcome == OutcomeRunning && h.entry.Instant.Equal(e.Instant) && h.entry.Term == e.Term
+	held = held && h.entry.JobID == j.id && e.Outcome == OutcomeRunning &&
+		h.entry.Instant.Equal(e.Instant) && h.entry.Term == e.Term
 	switch {
 	case held:
 		// Still going on the node that started it, deposed without

@@ -134,7 +134,7 @@ type Runner struct {
 	// out: what its leader did with them is not known.
 	peer    map[uint64]LedgerEntry
 	unknown map[uint64]bool
-	// holds are the runs other nodes said they still run, by job id
+	// holds are the runs other nodes said they still run, by ledger id
 	// (holds.go).
 	holds map[uint64]hold
 	// running counts this node's runs in progress, all jobs (OnHolding).
