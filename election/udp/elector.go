@@ -87,6 +87,10 @@ type Elector struct {
 	cfg   Config
 	log   *slog.Logger
 	clock Clock
+	// osTimer: the Transport is a UDPTransport and Config.Clock was nil,
+	// so time is real and the run loop may use a timer outside Go's
+	// runtime (timerfd_linux.go).
+	osTimer bool
 
 	// mu guards node: the run loop steps it, and CanActAsLeader and
 	// LeaderPayload read it from the job runner's goroutines.
@@ -139,6 +143,10 @@ func New(cfg Config) (*Elector, error) {
 	if cfg.Protocol.Incarnation == 0 {
 		cfg.Protocol.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(cfg.Protocol.Rand.Uint32()))
 	}
+	// Real sockets and real time (a memnet transport may be inside a
+	// testing/synctest bubble, whose fake time a timerfd would not follow).
+	_, sockets := cfg.Transport.(*UDPTransport)
+	osTimer := sockets && cfg.Clock == nil
 	if cfg.Clock == nil {
 		cfg.Clock = SystemClock()
 	}
@@ -153,6 +161,7 @@ func New(cfg Config) (*Elector, error) {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		clock:   cfg.Clock,
+		osTimer: osTimer,
 		node:    node,
 		addrs:   make(map[string]netip.AddrPort),
 		initial: node.Status(),

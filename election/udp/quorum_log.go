@@ -32,7 +32,7 @@ func (w *quorumLog) warnAt(promise time.Duration) time.Time {
 // not worth a WARN — or regained after that WARN (INFO), and a cluster
 // larger than ClusterSize (ERROR, naming the ids heard) or consistent again
 // (INFO). Run loop only.
-func (e *Elector) logQuorum() {
+func (e *Elector) logQuorum(now time.Time) {
 	e.mu.Lock()
 	q := e.node.Quorum()
 	e.mu.Unlock()
@@ -50,7 +50,6 @@ func (e *Elector) logQuorum() {
 				slog.Int("heard_ids", q.Heard), slog.Int("cluster_size", q.Size))
 		}
 	}
-	now := e.clock.Now()
 	switch {
 	case q.Lost && w.lostSince.IsZero():
 		w.lostSince = now

@@ -30,7 +30,10 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	e.notifier = notifier
 	e.mu.Unlock()
 
-	timer := newWakeTimer()
+	var timer loopTimer = newWakeTimer()
+	if e.osTimer {
+		timer = newLoopTimer()
+	}
 	defer timer.stop()
 	packets := e.cfg.Transport.Packets()
 	for {
@@ -71,12 +74,13 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 		case r := <-e.probes.done:
 			e.probed(r)
 		}
-		e.flush()
-		e.reportHearing()
-		e.settleCommits(e.clock.Now())
+		// One clock reading for the rest: on Linux each is a system call.
+		now := e.flushOut(false)
+		e.reportHearing(now)
+		e.settleCommits(now)
 		notifier.Update(e.currentStatus())
-		e.logQuorum()
-		timer.set(e.nextTick().Sub(e.clock.Now()))
+		e.logQuorum(now)
+		timer.set(e.nextTick().Sub(now))
 	}
 }
 
@@ -191,8 +195,8 @@ func (e *Elector) countPacket(typ, result string) {
 func (e *Elector) flush() { e.flushOut(false) }
 
 // flushOut is flush; final also saves the replay table, whatever the
-// cadence (Run is returning).
-func (e *Elector) flushOut(final bool) {
+// cadence (Run is returning). It returns the time when it was done.
+func (e *Elector) flushOut(final bool) time.Time {
 	e.mu.Lock()
 	out := e.node.Ready()
 	now := e.clock.Now()
@@ -202,6 +206,7 @@ func (e *Elector) flushOut(final bool) {
 		// Before anything goes out: a claim of a new round, a vote or ack
 		// binding a new candidate must not leave before it is on disk.
 		e.durable.store(e.log, d, state, replay, now)
+		now = e.clock.Now() // a store waits for the disk
 	}
 	saved := e.durable.current(state)
 	for _, env := range out {
@@ -235,6 +240,7 @@ func (e *Elector) flushOut(final bool) {
 			e.log.Debug("send failed", "type", env.Msg.Type, "to", env.To, "err", err)
 		}
 	}
+	return now
 }
 
 func (e *Elector) currentStatus() election.Status {
@@ -277,9 +283,8 @@ func (e *Elector) resign(notifier *election.Notifier) {
 }
 
 // reportHearing logs changes in who hears whom (hearing_log.go).
-func (e *Elector) reportHearing() {
+func (e *Elector) reportHearing(now time.Time) {
 	e.mu.Lock()
-	now := e.clock.Now()
 	h := e.node.Hearing(now)
 	leader := e.node.Status().Leader.ID
 	e.mu.Unlock()

@@ -42,6 +42,7 @@ type UDPTransport struct {
 	peers     []netip.AddrPort    // unicast mode: destinations, without local
 	allowed   map[netip.Addr]bool // unicast mode: peer IPs (without zone) accepted as sources
 	conn      *net.UDPConn        // bound to local; sends everything
+	writer    datagramWriter      // conn's sending side (rawio_linux.go)
 	rconn     *net.UDPConn        // bound to fanout; receives broadcasts or the group; nil in unicast mode
 	packets   chan Packet
 	done      chan struct{}
@@ -122,10 +123,11 @@ func newUDPTransport(c UDPConfig, bind BindAddr, peers []netip.AddrPort, group n
 		return nil, err
 	}
 	t.log = t.log.With("local", t.local.String())
+	t.writer = writerOf(t.conn)
 	for _, cn := range []*net.UDPConn{t.conn, t.rconn} {
 		if cn != nil {
 			t.wg.Add(1)
-			go t.readLoop(cn)
+			go t.readLoop(readerOf(cn))
 		}
 	}
 	if c.Mode == ModeUnicast {
@@ -189,7 +191,7 @@ func (t *UDPTransport) SendTo(b []byte, to netip.AddrPort) error {
 		return fmt.Errorf("udp: send to %s: %w", to, net.ErrClosed)
 	default:
 	}
-	n, err := t.conn.WriteToUDPAddrPort(b, to)
+	n, err := t.writer.WriteToUDPAddrPort(b, to)
 	if errors.Is(err, net.ErrClosed) {
 		return fmt.Errorf("udp: send to %s: %w", to, err) // raced with Close: not a socket fault
 	}

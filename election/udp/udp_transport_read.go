@@ -25,6 +25,11 @@ type datagramReader interface {
 	ReadFromUDPAddrPort(b []byte) (int, netip.AddrPort, error)
 }
 
+// datagramWriter is the sending side of *net.UDPConn that SendTo uses.
+type datagramWriter interface {
+	WriteToUDPAddrPort(b []byte, to netip.AddrPort) (int, error)
+}
+
 // readLoop reads conn until Close. Errors are counted, logged and retried
 // with backoff, so a flapping interface does not end the election.
 func (t *UDPTransport) readLoop(conn datagramReader) {

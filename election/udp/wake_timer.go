@@ -2,6 +2,20 @@ package udp
 
 import "time"
 
+// loopTimer is the run loop's timer: wakeTimer, or on Linux with the system
+// clock a timerfd (timerfd_linux.go).
+type loopTimer interface {
+	// C delivers when the timer fires. A fire may come early (a stale
+	// one): the run loop's Tick is harmless before its deadline.
+	C() <-chan time.Time
+	// fired records that C delivered.
+	fired()
+	// set arms the timer to fire after d.
+	set(d time.Duration)
+	// stop stops it for good.
+	stop()
+}
+
 // wakeTimer is the run loop's timer. It never moves a pending timer later:
 // Go leaves a timer that is Reset to a later time at its old place in the
 // runtime's timer heap until that old time comes, and the netpoller (and
@@ -21,15 +35,15 @@ func newWakeTimer() *wakeTimer {
 	return &wakeTimer{t: time.NewTimer(0), due: time.Now()}
 }
 
-// C is the channel the timer fires on.
 func (w *wakeTimer) C() <-chan time.Time { return w.t.C }
 
-// fired records that C delivered.
 func (w *wakeTimer) fired() { w.due = time.Time{} }
 
-// set arms the timer to fire after d.
 func (w *wakeTimer) set(d time.Duration) {
 	due := time.Now().Add(d)
+	if sameDue(w.due, due) {
+		return
+	}
 	if !w.due.IsZero() && due.After(w.due) {
 		w.t.Stop()
 		w.t = time.NewTimer(d)
@@ -39,5 +53,22 @@ func (w *wakeTimer) set(d time.Duration) {
 	w.due = due
 }
 
-// stop stops the pending timer.
 func (w *wakeTimer) stop() { w.t.Stop() }
+
+// dueSlack is how far apart two deadlines may be and still count as the
+// same: the run loop recomputes its deadline after every event, and an
+// unchanged protocol deadline (a leader's next heartbeat, after its own
+// echo) comes back a few microseconds off, the time between two clock
+// readings. Re-arming for that would cost a system call (timerfd) or a
+// runtime wake-up (a timer moved later) for nothing.
+const dueSlack = 50 * time.Microsecond
+
+// sameDue reports whether a timer pending until armed (zero: not pending)
+// may stay armed for due.
+func sameDue(armed, due time.Time) bool {
+	if armed.IsZero() {
+		return false
+	}
+	diff := due.Sub(armed)
+	return diff < dueSlack && diff > -dueSlack
+}
