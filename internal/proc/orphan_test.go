@@ -139,8 +139,17 @@ func threadAlive(tid int) bool {
 func TestAdoptOrphans(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- AdoptOrphans(ctx, discard()) }()
+	ready := make(chan struct{})
+	go func() { done <- adoptOrphans(ctx, discard(), ready) }()
 	defer func() { cancel(); require.NoError(t, <-done) }()
+	// An orphan made before AdoptOrphans listens for SIGCHLD would wait
+	// for the 30 s sweep.
+	select {
+	case <-ready:
+	case err := <-done:
+		done <- err // for the deferred receive
+		require.FailNow(t, "AdoptOrphans ended before listening", "%v", err)
+	}
 
 	// A double fork outside Run: the middle shell exits at once, so the
 	// sleep is reparented to this process.

@@ -25,12 +25,22 @@ const (
 // program that starts all its child processes through Run: it reaps any
 // child Run did not start.
 func AdoptOrphans(ctx context.Context, log *slog.Logger) error {
+	return adoptOrphans(ctx, log, nil)
+}
+
+// adoptOrphans is AdoptOrphans that closes ready, if not nil, once it
+// listens for SIGCHLD: a process orphaned before then waits for the next
+// sweep of the ticker.
+func adoptOrphans(ctx context.Context, log *slog.Logger, ready chan<- struct{}) error {
 	if err := setSubreaper(); err != nil {
 		return err
 	}
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
 	defer signal.Stop(chld)
+	if ready != nil {
+		close(ready)
+	}
 	t := time.NewTicker(orphanSweep)
 	defer t.Stop()
 	for {
