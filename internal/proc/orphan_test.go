@@ -45,7 +45,8 @@ wait`
 
 // A SIGKILLed lanleader leaves nothing behind: its run's shim, the
 // command and every process the command started, in the group or not, are
-// gone within a second.
+// gone (within a second on an idle machine; the test allows 10 s, against
+// the 300 s the tree would live).
 func TestRunTreeDiesWithParent(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	parent := exec.Command("/proc/self/exe", "-test.run=^$")
@@ -74,13 +75,13 @@ func TestRunTreeDiesWithParent(t *testing.T) {
 	require.NoError(t, parent.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
 	_ = parent.Wait()
+	deadline = killed.Add(10 * time.Second)
 	for _, p := range pids {
-		for !proctest.Gone(p) && time.Since(killed) < 5*time.Second {
+		for !proctest.Gone(p) && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		assert.True(t, proctest.Gone(p), "process %d survived its lanleader", p)
+		assert.True(t, proctest.Gone(p), "process %d survived its lanleader by 10 s", p)
 	}
-	assert.Less(t, time.Since(killed), time.Second, "all gone within 1 s of the kill")
 }
 
 // The fork thread: a child with a parent-death signal, forked from a
