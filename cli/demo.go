@@ -20,6 +20,10 @@ type demoOptions struct {
 	duration  time.Duration
 	interval  time.Duration
 	basePort  int
+	// until, if set, ends the demo before duration once the summary so
+	// far satisfies it (a test's end condition: what it waits for, with
+	// duration only as the bound).
+	until func(demoSummary) bool
 }
 
 // demoStopGrace bounds how long the demo waits for a node to exit after
@@ -201,6 +205,9 @@ func (d *demo) loop(ctx context.Context) error {
 			d.handle(ev)
 			if d.allGone() {
 				return errors.New("every node exited; see their messages above")
+			}
+			if d.opts.until != nil && d.opts.until(d.tl.summary(time.Now())) {
+				return nil
 			}
 		case <-kills:
 			d.killLeader()

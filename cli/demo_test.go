@@ -33,11 +33,13 @@ func freeDemoPorts(t *testing.T, n int) int {
 	return 0
 }
 
-// TestDemoFailsOverWithoutDuplicates runs the real demo for a few seconds:
-// three real processes (this test binary acting as lanleader) on loopback,
-// two leaders SIGKILLed. It checks that a failover happened, that a killed
-// node came back as a follower, that no scheduled instant ran twice, and
-// that no node outlived the demo (their ports are free again).
+// TestDemoFailsOverWithoutDuplicates runs the real demo: three real
+// processes (this test binary acting as lanleader) on loopback, the leader
+// SIGKILLed every 1.5 s, until a failover happened, a killed node came
+// back as a follower and the job ran (a few seconds; a loaded machine may
+// take longer, so the demo's duration is only the bound). It checks that
+// no scheduled instant ran twice and that no node outlived the demo (their
+// ports are free again).
 func TestDemoFailsOverWithoutDuplicates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes for several seconds")
@@ -45,8 +47,9 @@ func TestDemoFailsOverWithoutDuplicates(t *testing.T) {
 	asMainChildren(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	o := demoOptions{nodes: 3, killEvery: 1500 * time.Millisecond, duration: 4500 * time.Millisecond,
-		interval: 100 * time.Millisecond, basePort: freeDemoPorts(t, 3)}
+	o := demoOptions{nodes: 3, killEvery: 1500 * time.Millisecond, duration: time.Minute,
+		interval: 100 * time.Millisecond, basePort: freeDemoPorts(t, 3),
+		until: func(s demoSummary) bool { return len(s.Failovers) > 0 && s.RejoinedFollower > 0 && s.Instants > 0 }}
 	require.NoError(t, o.validate())
 
 	var out bytes.Buffer
