@@ -153,8 +153,10 @@ func TestHooksHungKilledFailingLogged(t *testing.T) {
 		OnFollower: Command{Shell: "exit 4"},
 		OnStop:     Command{Shell: record + out},
 		// Long enough for a shell to start and exit 4 under -race and load
-		// (each run starts through proc's shim, a re-exec of this binary).
-		Timeout: 2 * time.Second,
+		// (each run starts through proc's shim, a re-exec of this binary),
+		// on a CI machine whose two cores run other test binaries too. The
+		// hung hook costs this much of the test's time.
+		Timeout: 10 * time.Second,
 		Node:    "a",
 	}, slog.New(logs))
 	el := newElector("a", h.Callbacks())
