@@ -44,8 +44,12 @@ type Config struct {
 	// trips, well under Interval: it adds directly to failover time. Zero
 	// means min(10 ms, Interval/4), so it scales down with a fast Interval.
 	ClaimWindow time.Duration
-	// BackoffMax bounds the randomized, priority-weighted wait between
-	// suspecting the leader and claiming (VRRP's skew time). Zero means
+	// BackoffMax bounds the wait between suspecting the leader and
+	// claiming. Without quorum, a follower that suspects the leader it
+	// followed waits the probe grace plus ClaimWindow/2 per known peer
+	// that would win a claim against it (unreachable.go); at start-up,
+	// after yielding to a claim and in quorum mode the wait is drawn at
+	// random, weighted by priority (VRRP's skew time). Zero means
 	// Interval/2, so it scales when Interval is changed.
 	BackoffMax time.Duration
 	// PauseThreshold: a call to Tick or Step that comes more than this after

@@ -92,6 +92,7 @@ type Node struct {
 
 	nextBeat    time.Time
 	lastBeat    time.Time
+	lastAnswer  time.Time
 	lastCorrect time.Time
 
 	// listenUntil: a leader that was paused does not act before it.

@@ -129,7 +129,7 @@ func (n *Node) tickOnce(now time.Time) bool {
 		if now.Before(n.followDeadline()) {
 			return false
 		}
-		n.backOff(now, 0)
+		n.suspectSilence(now)
 	case waiting:
 		if now.Before(n.waitUntil) {
 			return false

@@ -18,8 +18,9 @@ type Timings struct {
 	// ClaimResend is when, within the window, the CLAIM is sent again
 	// (one loss must not lose an election): ClaimWindow/2.
 	ClaimResend time.Duration
-	// BackoffMax bounds the randomized wait between suspecting and
-	// claiming. Config.BackoffMax, or if zero Interval/2.
+	// BackoffMax bounds the wait between suspecting and claiming (ranked
+	// or randomized, see Config.BackoffMax). Config.BackoffMax, or if zero
+	// Interval/2.
 	BackoffMax time.Duration
 	// RankStep is how much longer a follower that learnt its leader's
 	// process is gone (LeaderUnreachable) waits per peer whose claim would

@@ -178,11 +178,16 @@ func (n *Node) beat(now time.Time) {
 }
 
 // answerBeat heartbeats at once in reply to a claim or a rival leader,
-// at most once per quarter claim window so a flood cannot amplify.
+// at most once per quarter claim window so a flood cannot amplify. Only
+// answers count toward that limit, not the scheduled heartbeats: a claim
+// that comes right after one was sent comes most likely from a follower
+// that lost it, and the answer is all that keeps the claimant from
+// leading beside us.
 func (n *Node) answerBeat(now time.Time) {
-	if !n.lastBeat.IsZero() && now.Sub(n.lastBeat) < n.cfg.ClaimWindow/4 {
+	if !n.lastAnswer.IsZero() && now.Sub(n.lastAnswer) < n.cfg.ClaimWindow/4 {
 		return
 	}
+	n.lastAnswer = now
 	n.beat(now)
 }
 

@@ -139,6 +139,23 @@ func (n *Node) LeaderUnreachable(now time.Time, id string, term uint64) {
 	}
 }
 
+// suspectSilence gives up on a leader that was silent until the detector's
+// deadline. The deadline falls when the k-th missed heartbeat was due, so
+// the follower first waits the probe grace for it (a heartbeat that was
+// merely late, or lost beside it, cancels the suspicion), then its rank
+// (rankWait), at most BackoffMax: followers of one leader reach the
+// deadline together, from the same last heartbeat, unless loss gave them
+// different thresholds, and then the earliest claims alone anyway. In
+// quorum mode the randomized backoff applies: simultaneous claims would
+// split the votes.
+func (n *Node) suspectSilence(now time.Time) {
+	if n.q.on() {
+		n.backOff(now, 0)
+		return
+	}
+	n.suspect(now, min(n.probeGrace()+n.rankWait(n.leader.ID), n.t.BackoffMax))
+}
+
 // rankWait is how long a follower that knows its leader's process is gone
 // waits before claiming: RankStep for every peer it knows (heard since it
 // started — a replay-table entry resumed from the state file does not

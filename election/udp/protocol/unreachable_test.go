@@ -216,3 +216,64 @@ func TestProbeGraceFollowsHeartbeatLateness(t *testing.T) {
 		assert.Equal(t, last.Add(n.cfg.Interval+MinProbeGrace), n.ProbeAt())
 	})
 }
+
+// TestSilenceWaitsGraceThenRank: a follower whose leader fell silent
+// suspects when the Misses-th missed heartbeat was due, waits the probe
+// grace for it plus its rank, and a heartbeat arriving in the grace
+// cancels the suspicion without a claim.
+func TestSilenceWaitsGraceThenRank(t *testing.T) {
+	n, err := NewNode(testConfig("a", 100, 1), t0)
+	require.NoError(t, err)
+	last := followBeats(t, n, t0.Add(time.Second), []time.Duration{0, 0})
+	n.peers["zz-better"] = &peer{priority: 200} // one peer whose claim beats ours
+	n.Ready()
+	deadline := n.NextTick()
+	require.Equal(t, last.Add(time.Duration(n.cfg.Misses)*n.cfg.Interval), deadline)
+	n.Tick(deadline)
+	require.Equal(t, backingOff, n.fstate)
+	assert.Equal(t, deadline.Add(MinProbeGrace+n.t.RankStep), n.waitUntil)
+	// The due heartbeat, late but within the grace: back to following.
+	term := MakeTerm(1, 100, NodeTag("z"))
+	n.Step(deadline.Add(MinProbeGrace/2), Message{Type: Heartbeat, Cluster: "test", From: "z", Incarnation: 1, Seq: 10, Term: term, Leader: "z", Beat: 6, Addr: "addr-z"})
+	assert.Equal(t, "z", n.Status().Leader.ID)
+	for _, e := range n.Ready() {
+		assert.NotEqual(t, Claim, e.Msg.Type)
+	}
+}
+
+// TestSilenceQuorumKeepsRandomBackoff: in quorum mode simultaneous claims
+// would split the votes; suspicion draws the randomized backoff.
+func TestSilenceQuorumKeepsRandomBackoff(t *testing.T) {
+	c := testConfig("a", 100, 1)
+	c.ClusterSize = 3
+	n, err := NewNode(c, t0)
+	require.NoError(t, err)
+	followBeats(t, n, t0.Add(time.Second), []time.Duration{0})
+	deadline := n.NextTick()
+	n.Tick(deadline)
+	require.Equal(t, backingOff, n.fstate)
+	assert.GreaterOrEqual(t, n.waitUntil.Sub(deadline), n.t.BackoffMax/4, "the priority skew of the randomized backoff")
+}
+
+// TestLeaderAnswersClaimRightAfterItsHeartbeat: a claim that comes just
+// after a scheduled heartbeat (its sender lost that heartbeat) is answered
+// at once; answers alone are limited to one per quarter claim window.
+func TestLeaderAnswersClaimRightAfterItsHeartbeat(t *testing.T) {
+	nw := newNet(t, map[string]uint8{"a": 100, "b": 100})
+	nw.run(2 * time.Second)
+	ls := nw.leaders()
+	require.Len(t, ls, 1)
+	lead := nw.nodes[ls[0]]
+	at := lead.NextTick()
+	lead.Tick(at) // the scheduled heartbeat
+	lead.Ready()
+	claim := func(seq uint64, d time.Duration) []Envelope {
+		lead.Step(at.Add(d), Message{Type: Claim, Cluster: "test", From: "x", Incarnation: 1, Seq: seq, Term: MakeTerm(TermRound(lead.Status().Leader.Term)+1, 100, NodeTag("x")), Addr: "addr-x"})
+		return lead.Ready()
+	}
+	out := claim(1, time.Millisecond)
+	require.Len(t, out, 1, "answered although a heartbeat just left")
+	assert.Equal(t, Heartbeat, out[0].Msg.Type)
+	assert.Empty(t, claim(2, 2*time.Millisecond), "a second answer within W/4 of the first")
+	assert.Len(t, claim(3, time.Millisecond+lead.cfg.ClaimWindow/4), 1)
+}

@@ -282,3 +282,27 @@ func TestProbeNotInQuorumMode(t *testing.T) {
 		assert.Zero(t, s.Counters.Probes, "seed %d", seed)
 	}
 }
+
+// TestCrashRankedAfterGrace: a leader whose host is gone answers no probe;
+// the survivors suspect when the Misses-th missed heartbeat was due, wait
+// the probe grace for it and then their rank, so only the best survivor
+// claims (a claim and its retransmission), a grace after the deadline
+// rather than a random backoff after it.
+func TestCrashRankedAfterGrace(t *testing.T) {
+	for _, iv := range []time.Duration{50 * time.Millisecond, 200 * time.Millisecond} {
+		c := withInterval(iv)
+		var ds []time.Duration
+		for _, seed := range seeds(t, 300) {
+			d, claims, err := FailoverClaims(c, 3, LAN, seed)
+			require.NoError(t, err, "seed %d", seed)
+			ds = append(ds, d)
+			assert.Equal(t, uint64(2), claims, "%v seed %d: one candidacy, its claim sent twice", iv, seed)
+		}
+		p50 := Percentile(ds, 50)
+		bound := c.Timings().Suspect - iv/2 + iv/10 + protocol.MinProbeGrace + 4*LAN.MaxDelay() + c.Timings().ClaimWindow
+		t.Logf("host down at %v: p50 %v (bound %v), max %v", iv, p50, bound, Percentile(ds, 100))
+		if len(ds) >= 100 {
+			assert.LessOrEqual(t, p50, bound, "%v", iv)
+		}
+	}
+}
