@@ -171,7 +171,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 			logger.Warn("cannot become child subreaper: a job's leftovers may outlive it", "err", err)
 		}
 	})
-	wg.Go(func() { d.notify.watch(runCtx, d.joined, d.alive) })
+	wg.Go(func() { d.notify.watch(runCtx, d.joined, d.started, d.alive) })
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -252,6 +252,16 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 func (d *daemon) joined() bool {
 	ok, _ := httpapi.Readiness(d.el.Elector, d.el.Status())
 	return ok
+}
+
+// started runs once the node has joined: start-up is over.
+func (d *daemon) started() {
+	n, err := releaseStartupPages()
+	if err != nil {
+		d.log.Debug("cannot release the start-up pages of the executable", "err", err)
+		return
+	}
+	d.log.Debug("released the start-up pages of the executable", "bytes", n)
 }
 
 // alive returns once the elector and the runner answered: both take their

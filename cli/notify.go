@@ -39,12 +39,12 @@ func (n *sdNotifier) reloading() {
 func (n *sdNotifier) reloaded() { n.send(sd.SdNotifyReady) }
 func (n *sdNotifier) stopping() { n.send(sd.SdNotifyStopping) }
 
-// watch polls until the node has joined, then sends READY=1; and, if
-// systemd set WatchdogSec=, sends WATCHDOG=1 every half of it for as long
-// as alive returns. alive asks the elector and the job runner for their
-// state under their locks, so a deadlocked loop stops the pings and
-// systemd restarts the process. watch returns when ctx ends.
-func (n *sdNotifier) watch(ctx context.Context, joined func() bool, alive func()) {
+// watch polls until the node has joined, then calls ready and sends
+// READY=1; and, if systemd set WatchdogSec=, sends WATCHDOG=1 every half of
+// it for as long as alive returns. alive asks the elector and the job
+// runner for their state under their locks, so a deadlocked loop stops the
+// pings and systemd restarts the process. watch returns when ctx ends.
+func (n *sdNotifier) watch(ctx context.Context, joined func() bool, ready, alive func()) {
 	const poll = 50 * time.Millisecond
 	wd, err := sd.SdWatchdogEnabled(false)
 	if err != nil {
@@ -58,7 +58,11 @@ func (n *sdNotifier) watch(ctx context.Context, joined func() bool, alive func()
 	for {
 		if !isReady && joined() {
 			isReady = true
+			ready()
 			n.joined()
+			if every > 0 {
+				t.Reset(every) // no more polling: an idle node wakes for the pings only
+			}
 		}
 		if every > 0 && time.Since(last) >= every {
 			alive()

@@ -148,7 +148,7 @@ Exit codes: 0 stopped, 1 runtime failure (status port taken, socket error),
 			return ConfigError{err}
 		}
 		logger = logger.With("node", rc.s.NodeID)
-		oneProc()
+		idleRuntime()
 		return runDaemon(cmd.Context(), rf, rc, logger, level)
 	}
 	return cmd

@@ -94,3 +94,25 @@ func TestFdTimerFires(t *testing.T) {
 	lt.set(time.Millisecond)
 	wait()
 }
+
+// TestRawCallsDoNotAllocate: arming the timerfd, a raw send and a raw
+// receive make no garbage (an idle node does each once per heartbeat).
+func TestRawCallsDoNotAllocate(t *testing.T) {
+	lt := newLoopTimer()
+	defer lt.stop()
+	d := time.Hour
+	assert.Zero(t, testing.AllocsPerRun(100, func() { d += time.Millisecond; lt.set(d) }), "timerfd set")
+
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer c.Close()
+	uc := c.(*net.UDPConn)
+	require.NoError(t, uc.SetReadDeadline(time.Now().Add(10*time.Second))) // a hang guard only
+	w, r := writerOf(uc), readerOf(uc)
+	self := uc.LocalAddr().(*net.UDPAddr).AddrPort()
+	msg, buf := []byte("heartbeat"), make([]byte, 100)
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		_, _ = w.WriteToUDPAddrPort(msg, self)
+		_, _, _ = r.ReadFromUDPAddrPort(buf)
+	}), "raw send and receive")
+}

@@ -26,8 +26,12 @@ type fdTimer struct {
 
 	due time.Time // when it expires (Go's monotonic clock); zero once fired
 
-	buf  [8]byte
-	read func(fd uintptr) bool
+	// The arguments of the raw calls, and the calls as func values made
+	// once: a closure per call would be garbage per heartbeat.
+	buf     [8]byte
+	read    func(fd uintptr) bool
+	spec    unix.ItimerSpec
+	settime func(fd uintptr)
 }
 
 // newLoopTimer returns a timerfd timer, or the portable wakeTimer if the
@@ -44,7 +48,7 @@ func newLoopTimer() loopTimer {
 		return newWakeTimer()
 	}
 	t := &fdTimer{f: f, rc: rc, c: make(chan time.Time, 1)}
-	t.read = t.readExpiry
+	t.read, t.settime = t.readExpiry, t.setTime
 	t.set(0)
 	go t.loop()
 	return t
@@ -89,15 +93,16 @@ func (t *fdTimer) set(d time.Duration) {
 		return
 	}
 	t.due = due
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
-	err := t.rc.Control(func(fd uintptr) {
-		_, _, errno := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
-		if errno != 0 {
-			panic("udp: timerfd_settime: " + errno.Error()) // only EBADF/EFAULT/EINVAL: a bug
-		}
-	})
-	if err != nil {
+	t.spec = unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	if err := t.rc.Control(t.settime); err != nil {
 		panic("udp: timerfd used after stop")
+	}
+}
+
+func (t *fdTimer) setTime(fd uintptr) {
+	_, _, errno := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&t.spec)), 0, 0, 0)
+	if errno != 0 {
+		panic("udp: timerfd_settime: " + errno.Error()) // only EBADF/EFAULT/EINVAL: a bug
 	}
 }
 
