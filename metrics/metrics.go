@@ -3,6 +3,7 @@ package metrics
 import (
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +33,12 @@ type Metrics struct {
 	jobLastOK     *prometheus.GaugeVec
 	jobLastFailed *prometheus.GaugeVec
 	hookRuns      *prometheus.CounterVec
+
+	// packetCounters caches packets' children: a node counts every packet
+	// it receives, and WithLabelValues hashes and looks up its labels each
+	// time.
+	packetMu       sync.Mutex
+	packetCounters map[[2]string]prometheus.Counter
 }
 
 // JobLabel is the label naming a job in lanleader's job metrics. It is not
@@ -119,7 +126,18 @@ func (m *Metrics) Handler() http.Handler {
 // never pass data from the packet itself. It has the signature of
 // udp.Config.OnPacket, so m.PacketReceived can be passed as is.
 func (m *Metrics) PacketReceived(typ, result string) {
-	m.packets.WithLabelValues(typ, result).Inc()
+	key := [2]string{typ, result}
+	m.packetMu.Lock()
+	c, ok := m.packetCounters[key]
+	if !ok {
+		if m.packetCounters == nil {
+			m.packetCounters = make(map[[2]string]prometheus.Counter)
+		}
+		c = m.packets.WithLabelValues(typ, result)
+		m.packetCounters[key] = c
+	}
+	m.packetMu.Unlock()
+	c.Inc()
 }
 
 // JobFinished records one finished run of job: its result as the job
