@@ -1056,7 +1056,9 @@ else
 		BIN="$WORK/lanleader"
 		export PATH="$PATH:/usr/local/go/bin"
 		echo "netns-test: building $BIN"
-		(cd "$REPO" && go build -o "$BIN" ./cmd/lanleader) || { echo "netns-test: go build ./cmd/lanleader failed" >&2; exit 1; }
+		# As released (Makefile, .goreleaser.yaml): static, stripped. The
+		# bench's RSS figures are of that binary, not of one linked to libc.
+		(cd "$REPO" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$BIN" ./cmd/lanleader) || { echo "netns-test: go build ./cmd/lanleader failed" >&2; exit 1; }
 	fi
 	[ -f "$BIN" ] && [ -x "$BIN" ] || { echo "netns-test: --bin $BIN is not an executable file" >&2; exit 2; }
 	write_config
