@@ -74,12 +74,12 @@ func Request(ctx context.Context, t Transport, cluster string, keyring *wire.Key
 // serveRequests hands the client requests the protocol accepted to
 // Config.OnRequest and queues the answers. Called on the run loop without
 // e.mu held: OnRequest may call back into the Elector (CanActAsLeader).
-func (e *Elector) serveRequests() {
+func (e *Elector) serveRequests() bool {
 	e.mu.Lock()
 	reqs := e.node.ClientRequests()
 	e.mu.Unlock()
-	if e.cfg.OnRequest == nil {
-		return
+	if e.cfg.OnRequest == nil || len(reqs) == 0 {
+		return false
 	}
 	for _, r := range reqs {
 		ans := e.cfg.OnRequest(r.Payload)
@@ -94,4 +94,5 @@ func (e *Elector) serveRequests() {
 				"from", r.From, "answer_size", len(ans))
 		}
 	}
+	return true
 }

@@ -37,6 +37,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	defer timer.stop()
 	packets := e.cfg.Transport.Packets()
 	for {
+		var now time.Time // the event's clock reading, if it took one
 		select {
 		case <-ctx.Done():
 			e.resign(notifier)
@@ -46,7 +47,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 				e.resign(notifier)
 				return errors.New("udp: transport closed")
 			}
-			e.receive(p)
+			now = e.receive(p)
 		case <-e.publish:
 			e.publishNow()
 		case <-e.holdCh:
@@ -67,15 +68,15 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 			if payload != nil {
 				e.node.SetPayload(payload)
 			}
-			now := e.clock.Now()
+			now = e.clock.Now()
 			e.node.Tick(now)
 			e.probes.start(probeCtx, e.node, now)
 			e.mu.Unlock()
 		case r := <-e.probes.done:
 			e.probed(r)
 		}
-		// One clock reading for the rest: on Linux each is a system call.
-		now := e.flushOut(false)
+		// As few clock readings as will do: on Linux each is a system call.
+		now = e.flushOut(now, false)
 		e.reportHearing(now)
 		e.settleCommits(now)
 		notifier.Update(e.currentStatus())
@@ -86,13 +87,15 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 
 // receive decodes one packet and steps the protocol with it. Packets that do
 // not decode or authenticate are counted and dropped, never returned up.
-func (e *Elector) receive(p Packet) {
+// It returns the time it stepped the node at, or the zero time if it did
+// not or if callbacks (OnPayload, OnRequest) ran after that.
+func (e *Elector) receive(p Packet) time.Time {
 	m, err := wire.Decode(p.Data, e.cfg.Keyring)
 	if err != nil {
 		e.auth.failed(e.log, p.At, p.From, wire.Reason(err))
 		e.countPacket("unknown", wire.Reason(err))
 		e.log.Debug("dropped packet", "from", p.From, "reason", wire.Reason(err), "err", err)
-		return
+		return time.Time{}
 	}
 	m.Addr = p.From.String()
 	if e.cfg.Keyring == nil && wire.Signed(p.Data) && m.From != e.cfg.Protocol.NodeID {
@@ -108,7 +111,8 @@ func (e *Elector) receive(p Packet) {
 	}
 	// Protocol time is the Elector's clock, not the transport's receive
 	// stamp: that one stops during a host suspend.
-	e.node.Step(e.clock.Now(), m)
+	now := e.clock.Now()
+	e.node.Step(now, m)
 	result := "ok"
 	if r := e.node.LastDrop(); r != "" {
 		result = string(r)
@@ -119,10 +123,14 @@ func (e *Elector) receive(p Packet) {
 	heard := e.node.Payloads()
 	e.mu.Unlock()
 	e.countPacket(m.Type.String(), result)
+	called := false
 	for _, h := range heard {
-		e.deliverPayload(h)
+		called = e.deliverPayload(h) || called
 	}
-	e.serveRequests()
+	if e.serveRequests() || called {
+		return time.Time{}
+	}
+	return now
 }
 
 // publishNow hands the node the current payload and, while leading,
@@ -153,19 +161,21 @@ func (e *Elector) setHolding() {
 }
 
 // deliverPayload passes a payload heard from another node to OnPayload,
-// once per change per sender, and every time from a holding sender.
-func (e *Elector) deliverPayload(h protocol.PeerPayload) {
+// once per change per sender, and every time from a holding sender; it
+// reports whether it did.
+func (e *Elector) deliverPayload(h protocol.PeerPayload) bool {
 	if e.cfg.OnPayload == nil || h.From == e.cfg.Protocol.NodeID {
-		return
+		return false
 	}
 	if last, ok := e.delivered[h.From]; ok && !h.Holding && !last.Holding && bytes.Equal(last.Payload, h.Payload) {
-		return
+		return false
 	}
 	if _, ok := e.delivered[h.From]; !ok && len(e.delivered) >= maxAddrs {
 		clear(e.delivered)
 	}
 	e.delivered[h.From] = h
 	e.cfg.OnPayload(h)
+	return true
 }
 
 // maxAddrs bounds the reply-address table. Directed replies only ever go
@@ -192,21 +202,26 @@ func (e *Elector) countPacket(typ, result string) {
 // flush saves what must be durable (durable.go), then sends what the
 // protocol queued: broadcasts to all, directed messages to the address
 // their recipient last sent from (or to all if unknown).
-func (e *Elector) flush() { e.flushOut(false) }
+func (e *Elector) flush() { e.flushOut(time.Time{}, false) }
 
-// flushOut is flush; final also saves the replay table, whatever the
-// cadence (Run is returning). It returns the time when it was done.
-func (e *Elector) flushOut(final bool) time.Time {
+// flushOut is flush, at now (the zero time: it reads the clock); final
+// also saves the replay table, whatever the cadence (Run is returning).
+// It returns the time when it was done: read
+// again after a store or a send, which can take long enough (a broadcast's
+// delivery runs in the sender's system call) to delay the timer armed
+// from it.
+func (e *Elector) flushOut(now time.Time, final bool) time.Time {
 	e.mu.Lock()
 	out := e.node.Ready()
-	now := e.clock.Now()
+	if now.IsZero() {
+		now = e.clock.Now()
+	}
 	d, state, replay, due := e.durable.collect(e.node, now, final)
 	e.mu.Unlock()
 	if due {
 		// Before anything goes out: a claim of a new round, a vote or ack
 		// binding a new candidate must not leave before it is on disk.
 		e.durable.store(e.log, d, state, replay, now)
-		now = e.clock.Now() // a store waits for the disk
 	}
 	saved := e.durable.current(state)
 	for _, env := range out {
@@ -239,6 +254,9 @@ func (e *Elector) flushOut(final bool) time.Time {
 			// packet is what the protocol is built to survive.
 			e.log.Debug("send failed", "type", env.Msg.Type, "to", env.To, "err", err)
 		}
+	}
+	if due || len(out) > 0 {
+		now = e.clock.Now()
 	}
 	return now
 }
@@ -279,7 +297,7 @@ func (e *Elector) resign(notifier *election.Notifier) {
 	if wasLeader {
 		e.log.Info("resigned leadership", slog.Uint64("term", final.Term))
 	}
-	e.flushOut(true)
+	e.flushOut(time.Time{}, true)
 }
 
 // reportHearing logs changes in who hears whom (hearing_log.go).
