@@ -62,10 +62,16 @@ func adoptOrphans(ctx context.Context, log *slog.Logger, ready chan<- struct{}) 
 }
 
 // sweepOrphans SIGKILLs and reaps the children Run did not start, and
-// returns those it found still running.
+// returns those it found still running. With no child at all (an idle
+// node: no run, no leftover) it does not scan /proc, whose every
+// /proc/PID/stat it would read: on a busy host that was hundreds of
+// system calls every orphanSweep.
 func sweepOrphans() []int {
 	managed.mu.Lock()
 	defer managed.mu.Unlock()
+	if !hasChildren() {
+		return nil
+	}
 	var killed []int
 	for _, pid := range childrenOf(os.Getpid()) {
 		if managed.pids[pid] {
