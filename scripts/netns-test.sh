@@ -811,21 +811,23 @@ ka_start() {
 	rm -f "$WORK/ka-n$i.pid" "$WORK/ka-n$i.vrrp.pid"
 	ka_write_config "$i" "$(python3 -c "print($INTERVAL_MS / 1000)")"
 	echo "{\"time\":\"$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)\",\"msg\":\"netns-test: start\"}" >>"$WORK/ka-n$i.log"
+	echo "netns-test: start" >>"$WORK/ka-n$i.out"
 	setsid ip netns exec "$(llt_ns "$i")" keepalived --dont-fork --log-console --vrrp \
 		--use-file "$WORK/ka-n$i.conf" --pid "$WORK/ka-n$i.pid" --vrrp_pid "$WORK/ka-n$i.vrrp.pid" \
 		>>"$WORK/ka-n$i.out" 2>&1 </dev/null &
 	LLT_DAEMON_PID[$i]=$!
 }
 
-# ka_state I: node I's last VRRP state reported by the notify script.
+# ka_state I: node I's current VRRP state, from keepalived's own log
+# ("Entering MASTER STATE", written in order by the VRRP process). Not from
+# the notify script's log: keepalived forks one notify per transition, and
+# when two transitions come within milliseconds (both backups take over,
+# the lower address yields at once) their lines can land out of order.
 ka_state() {
-	local last
-	last=$(grep -o '"msg":"[^"]*"' "$WORK/ka-n$1.log" 2>/dev/null | tail -n1)
-	case $last in
-	*"became leader"*) echo MASTER ;;
-	*"state "*) last=${last#*state }; echo "${last%\"}" ;;
-	*) echo INIT ;;
-	esac
+	# The last state entered since the last start (ka_start's marker).
+	awk '/netns-test: start/ {st = "INIT"}
+		match($0, /Entering [A-Z]+ STATE/) {st = substr($0, RSTART + 9, RLENGTH - 15)}
+		END {print (st == "" ? "INIT" : st)}' "$WORK/ka-n$1.out" 2>/dev/null || echo INIT
 }
 
 # ka_agree "I...": exactly one listed node is MASTER and the others BACKUP;
