@@ -165,20 +165,29 @@ llt_node_crash() {
 	} 2>/dev/null
 }
 
-# llt_node_kill I SIGKILLs every process of node I in one kill(1) call, as
-# `kill -9` or the OOM killer would, while its host (namespace, address)
-# stays up. LLT_CRASH_MS is set right before the signal. Unlike
-# llt_node_crash (a power cut: freeze, list again, then kill), the node's
-# sockets close at LLT_CRASH_MS and not after the listing, which is what a
-# peer probing the dead port sees. A process forked meanwhile is killed by
-# a second pass.
+# llt_node_kill I SIGKILLs every process of node I, as `kill -9` or the
+# OOM killer would, while its host (namespace, address) stays up.
+# LLT_CRASH_MS is set right before the signal. Unlike llt_node_crash (a
+# power cut: freeze, list again, then kill), the node's sockets close at
+# LLT_CRASH_MS and not after the listing, which is what a peer probing the
+# dead port sees. Whole process groups are killed first, each by one
+# kill(2), so that no process of a group outlives another: a child whose
+# parent died before it would get its parent-death signal (keepalived's
+# VRRP process: SIGTERM) and could say goodbye (a priority-0 advert) before
+# its own SIGKILL. A process forked meanwhile is killed by a second pass.
 llt_node_kill() {
-	local i=$1 pids
+	local i=$1 pids groups p own
 	pids=$(llt_ns_pids "$i" | tr '\n' ' ')
+	own=$(awk '{print "-" $5}' "/proc/$$/stat") # never this script's own group
+	groups=""
+	for p in $pids; do
+		p=$(awk '{print "-" $5}' "/proc/$p/stat" 2>/dev/null) || continue
+		case " $own $groups " in *" $p "*) ;; *) groups+="$p " ;; esac
+	done
 	llt_stamp LLT_CRASH_MS
 	{
 		# shellcheck disable=SC2086
-		[ -n "${pids// /}" ] && kill -s KILL $pids
+		[ -n "${pids// /}" ] && kill -s KILL -- $groups $pids
 		pids=$(llt_ns_pids "$i" | tr '\n' ' ')
 		# shellcheck disable=SC2086
 		[ -n "${pids// /}" ] && kill -s KILL $pids
