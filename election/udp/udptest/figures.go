@@ -94,24 +94,8 @@ func Failover(base protocol.Config, nodes int, link Link, seed uint64) (time.Dur
 // nodes, retransmissions included) sent from the crash until the new leader
 // is elected: what one election costs.
 func FailoverClaims(base protocol.Config, nodes int, link Link, seed uint64) (time.Duration, uint64, error) {
-	s := New(Options{Seed: seed, Base: base, Link: link}, nodeIDs(nodes)...)
-	old, err := elect(s, 10*time.Second)
-	if err != nil {
-		return 0, 0, err
-	}
-	s.Run(time.Duration(s.Rand().Int64N(int64(base.Interval))))
-	claims := func() (c uint64) {
-		for _, id := range s.IDs() {
-			if s.Up(id) {
-				c += s.Node(id).Stats().ClaimsSent
-			}
-		}
-		return c
-	}
-	s.Crash(old)
-	before := claims()
-	d, err := waitNewLeader(s, old, 10*time.Second)
-	return d, claims() - before, err
+	return failoverCounting(Options{Seed: seed, Base: base, Link: link}, nodes,
+		func(st protocol.Stats) uint64 { return st.ClaimsSent })
 }
 
 // FailoverKill measures, for one seed, a process kill on a live host: the
@@ -120,24 +104,33 @@ func FailoverClaims(base protocol.Config, nodes int, link Link, seed uint64) (ti
 // It returns the time to another node leading and the candidacies (claims
 // started, retransmissions not counted) that election took.
 func FailoverKill(base protocol.Config, nodes int, link Link, seed uint64) (time.Duration, uint64, error) {
-	s := New(Options{Seed: seed, Base: base, Link: link, Probes: true}, nodeIDs(nodes)...)
+	return failoverCounting(Options{Seed: seed, Base: base, Link: link, Probes: true}, nodes,
+		func(st protocol.Stats) uint64 { return st.Elections })
+}
+
+// failoverCounting elects a leader on a new simulation with opts, crashes
+// it at a random phase of its heartbeat and returns the time to another
+// node leading and how much count (summed over the nodes up) grew
+// meanwhile.
+func failoverCounting(opts Options, nodes int, count func(protocol.Stats) uint64) (time.Duration, uint64, error) {
+	s := New(opts, nodeIDs(nodes)...)
 	old, err := elect(s, 10*time.Second)
 	if err != nil {
 		return 0, 0, err
 	}
-	s.Run(time.Duration(s.Rand().Int64N(int64(base.Interval))))
-	candidacies := func() (c uint64) {
+	s.Run(time.Duration(s.Rand().Int64N(int64(opts.Base.Interval))))
+	total := func() (c uint64) {
 		for _, id := range s.IDs() {
 			if s.Up(id) {
-				c += s.Node(id).Stats().Elections
+				c += count(s.Node(id).Stats())
 			}
 		}
 		return c
 	}
 	s.Crash(old)
-	before := candidacies()
+	before := total()
 	d, err := waitNewLeader(s, old, 10*time.Second)
-	return d, candidacies() - before, err
+	return d, total() - before, err
 }
 
 // FailoverLossy is Failover on a link with random loss, after warmup of
