@@ -20,22 +20,6 @@ import (
 // (as SIGTERM would, through ctx) as soon as the job's output appears, and
 // checks the run's LANLEADER_* environment and the clean exit.
 func TestRunStaticRunsJob(t *testing.T) {
-	// A guard, not a wait: the job is due within a second.
-	guard, cancelGuard := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancelGuard()
-	ctx, stop := context.WithCancel(guard)
-	defer stop()
-
-	pr, pw := io.Pipe()
-	defer pr.Close() // a failed require must not leave runMain blocked writing
-	exit := make(chan int, 1)
-	go func() {
-		code := Execute(ctx, []string{"run", "--mode=static", "--node-id", "alpha", "--leader", "alpha",
-			"--config", "testdata/fast.yaml", "--http=", "--log-format", "json"}, io.Discard, pw)
-		pw.Close()
-		exit <- code
-	}()
-
 	type logLine struct {
 		Msg         string    `json:"msg"`
 		Node        string    `json:"node"`
@@ -47,10 +31,9 @@ func TestRunStaticRunsJob(t *testing.T) {
 	}
 	var started, output *logLine
 	var msgs []string
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		var l logLine
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &l), "not a JSON log line: %s", sc.Text())
+	// The 30 s guard is not a wait: the job is due within a second.
+	code := runStaticLeader(t, "testdata/fast.yaml", nil, func(b []byte, stop func()) {
+		l := decodeLogLine[logLine](t, b)
 		msgs = append(msgs, l.Msg)
 		switch {
 		case l.Msg == "jobs: run started" && started == nil:
@@ -59,9 +42,7 @@ func TestRunStaticRunsJob(t *testing.T) {
 			output = &l
 			stop()
 		}
-	}
-	require.NoError(t, sc.Err())
-	code := <-exit
+	})
 
 	require.NotNil(t, started, "no run started before the guard expired; log: %v", msgs)
 	require.NotNil(t, output, "the job printed nothing; log: %v", msgs)
@@ -91,36 +72,20 @@ func TestRunStaticRunsJob(t *testing.T) {
 // and only then leaves the election, so no successor could start the job
 // beside it.
 func TestRunStopEndsRunsBeforeResign(t *testing.T) {
-	guard, cancelGuard := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancelGuard()
-	ctx, stop := context.WithCancel(guard)
-	defer stop()
-	pr, pw := io.Pipe()
-	defer pr.Close()
-	exit := make(chan int, 1)
-	go func() {
-		code := Execute(ctx, []string{"run", "--mode=static", "--node-id", "alpha", "--leader", "alpha",
-			"--config", "testdata/stubborn.yaml", "--http=", "--log-format", "json"}, io.Discard, pw)
-		pw.Close()
-		exit <- code
-	}()
 	type logLine struct {
 		Msg     string `json:"msg"`
 		Line    string `json:"line"`
 		Outcome string `json:"outcome"`
 	}
 	var lines []logLine
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		var l logLine
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &l), "not a JSON log line: %s", sc.Text())
+	code := runStaticLeader(t, "testdata/stubborn.yaml", nil, func(b []byte, stop func()) {
+		l := decodeLogLine[logLine](t, b)
 		lines = append(lines, l)
 		if l.Msg == "jobs: output" && l.Line == "started" {
 			stop()
 		}
-	}
-	require.NoError(t, sc.Err())
-	assert.Equal(t, ExitOK, <-exit)
+	})
+	assert.Equal(t, ExitOK, code)
 	at := func(msg string) int {
 		for i, l := range lines {
 			if l.Msg == msg {
@@ -138,19 +103,6 @@ func TestRunStopEndsRunsBeforeResign(t *testing.T) {
 // TestRunStopGraceCountsFromTheStop: a node that has run longer than
 // --stop-grace still lets a finish-policy run end at stop.
 func TestRunStopGraceCountsFromTheStop(t *testing.T) {
-	guard, cancelGuard := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancelGuard()
-	ctx, stop := context.WithCancel(guard)
-	defer stop()
-	pr, pw := io.Pipe()
-	defer pr.Close()
-	exit := make(chan int, 1)
-	go func() {
-		code := Execute(ctx, []string{"run", "--mode=static", "--node-id", "alpha", "--leader", "alpha",
-			"--config", "testdata/finisher.yaml", "--http=", "--log-format", "json", "--stop-grace", "3s"}, io.Discard, pw)
-		pw.Close()
-		exit <- code
-	}()
 	type logLine struct {
 		Msg     string `json:"msg"`
 		Line    string `json:"line"`
@@ -159,10 +111,8 @@ func TestRunStopGraceCountsFromTheStop(t *testing.T) {
 	start := time.Now()
 	var last logLine
 	stopping := false
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		var l logLine
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &l), "not a JSON log line: %s", sc.Text())
+	code := runStaticLeader(t, "testdata/finisher.yaml", []string{"--stop-grace", "3s"}, func(b []byte, stop func()) {
+		l := decodeLogLine[logLine](t, b)
 		if !stopping && l.Msg == "jobs: output" && l.Line == "started" && time.Since(start) > 3500*time.Millisecond {
 			stopping = true
 			stop()
@@ -170,8 +120,44 @@ func TestRunStopGraceCountsFromTheStop(t *testing.T) {
 		if stopping && l.Msg == "jobs: run finished" {
 			last = l
 		}
+	})
+	assert.Equal(t, ExitOK, code)
+	assert.Equal(t, "ok", last.Outcome, "the run was let finish")
+}
+
+// runStaticLeader runs `lanleader run --mode=static` as the leader "alpha"
+// with config and the extra flags, its log in JSON through a pipe, and
+// calls each with every log line until the process exits; stop ends it as
+// SIGTERM would (through ctx). A 30 s guard bounds the run. It returns the
+// exit code.
+func runStaticLeader(t *testing.T, config string, extra []string, each func(line []byte, stop func())) int {
+	t.Helper()
+	guard, cancelGuard := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelGuard()
+	ctx, stop := context.WithCancel(guard)
+	defer stop()
+	pr, pw := io.Pipe()
+	defer pr.Close() // a failed require must not leave runMain blocked writing
+	exit := make(chan int, 1)
+	args := append([]string{"run", "--mode=static", "--node-id", "alpha", "--leader", "alpha",
+		"--config", config, "--http=", "--log-format", "json"}, extra...)
+	go func() {
+		code := Execute(ctx, args, io.Discard, pw)
+		pw.Close()
+		exit <- code
+	}()
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		each(sc.Bytes(), stop)
 	}
 	require.NoError(t, sc.Err())
-	assert.Equal(t, ExitOK, <-exit)
-	assert.Equal(t, "ok", last.Outcome, "the run was let finish")
+	return <-exit
+}
+
+// decodeLogLine decodes one JSON log line into T; anything else fails t.
+func decodeLogLine[T any](t *testing.T, b []byte) T {
+	t.Helper()
+	var l T
+	require.NoError(t, json.Unmarshal(b, &l), "not a JSON log line: %s", b)
+	return l
 }
