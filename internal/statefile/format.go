@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Version is the format version this package writes. It reads it and
@@ -74,8 +75,14 @@ func Encode(s State) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("statefile: encode: %w", err)
 	}
-	hdr := fmt.Sprintf("%s %d %d %08x\n", magic, Version, len(body), crc32.Checksum(body, castagnoli))
-	return append([]byte(hdr), body...), nil
+	return record(fmt.Sprintf("%s %d", magic, Version), body), nil
+}
+
+// record is a header line (prefix, the body's length and CRC-32C), then
+// the body.
+func record(prefix string, body []byte) []byte {
+	hdr := fmt.Sprintf("%s %d %08x\n", prefix, len(body), crc32.Checksum(body, castagnoli))
+	return append([]byte(hdr), body...)
 }
 
 // Decode parses file contents. Any problem (wrong magic or version, length
@@ -86,33 +93,55 @@ func Decode(b []byte) (State, error) {
 	if len(b) > MaxSize {
 		return s, fmt.Errorf("%d bytes, more than the %d a state file can hold", len(b), MaxSize)
 	}
-	nl := bytes.IndexByte(b, '\n')
-	if nl < 0 {
-		return s, errors.New("no header line")
-	}
-	f := bytes.Fields(b[:nl])
-	if len(f) != 4 || string(f[0]) != magic {
-		return s, fmt.Errorf("header %q is not %q VERSION LENGTH CRC", truncate(b[:nl]), magic)
+	f, body, err := parseRecord(b, magic, "VERSION LENGTH CRC", true)
+	if err != nil {
+		return s, err
 	}
 	v, err := strconv.Atoi(string(f[1]))
 	if err != nil || !slices.Contains(readable, v) {
 		return s, fmt.Errorf("format version %q, this lanleader reads %v", f[1], readable)
 	}
-	n, err := strconv.Atoi(string(f[2]))
-	body := b[nl+1:]
-	if err != nil || n != len(body) {
-		return s, fmt.Errorf("body is %d bytes, header says %q (truncated write?)", len(body), f[2])
-	}
-	sum, err := strconv.ParseUint(string(f[3]), 16, 32)
-	if err != nil || uint32(sum) != crc32.Checksum(body, castagnoli) {
-		return s, fmt.Errorf("checksum %q does not match the body (corrupted)", f[3])
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return State{}, fmt.Errorf("body: %w", err)
+	if err := decodeJSON(body, &s); err != nil {
+		return State{}, err
 	}
 	return s, nil
+}
+
+// parseRecord splits a record into its header fields (magic, then those
+// layout names, the last two the body's length and CRC-32C) and its
+// checked body. exact: the body is all that follows the header; otherwise bytes
+// after it are ignored (a replay file's slot padding).
+func parseRecord(b []byte, magic, layout string, exact bool) (fields [][]byte, body []byte, err error) {
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		return nil, nil, errors.New("no header line")
+	}
+	f := bytes.Fields(b[:nl])
+	n := 1 + len(strings.Fields(layout))
+	if len(f) != n || string(f[0]) != magic {
+		return nil, nil, fmt.Errorf("header %q is not %q %s", truncate(b[:nl]), magic, layout)
+	}
+	size, err := strconv.Atoi(string(f[n-2]))
+	body = b[nl+1:]
+	if err != nil || size < 0 || size > len(body) || (exact && size != len(body)) {
+		return nil, nil, fmt.Errorf("body is %d bytes, header says %q (truncated write?)", len(body), f[n-2])
+	}
+	body = body[:size]
+	sum, err := strconv.ParseUint(string(f[n-1]), 16, 32)
+	if err != nil || uint32(sum) != crc32.Checksum(body, castagnoli) {
+		return nil, nil, fmt.Errorf("checksum %q does not match the body (corrupted)", f[n-1])
+	}
+	return f, body, nil
+}
+
+// decodeJSON decodes a checked body into v, strictly.
+func decodeJSON(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("body: %w", err)
+	}
+	return nil
 }
 
 func truncate(b []byte) string {

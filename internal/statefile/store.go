@@ -8,26 +8,36 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"sync"
 )
 
 // FileName is the state file's name inside the state directory.
 const FileName = "state"
 
-// Store is one node's state file. Its methods are safe for concurrent use;
-// every Update writes the whole file atomically before it returns.
+// Store is one node's state file and replay file. Its methods are safe for
+// concurrent use.
 type Store struct {
-	path string
-	log  *slog.Logger
+	path, replayPath string
+	log              *slog.Logger
 
 	mu      sync.Mutex
 	cur     State
-	written []byte
+	written []byte // the state file's contents
+	// The replay file: open once saved to (nil before), its slot size
+	// (0: there is no usable one yet) and its last save's number.
+	replay *replayFile
+	slot   int
+	gen    uint64
 }
 
-// Open loads dir/state. A missing file is a cold start (logged at INFO); a
-// file that cannot be read or decoded is logged at WARN naming the file and
-// what was wrong, and is a cold start too: the next Update replaces it.
+// Open loads dir/state and dir/replay. A missing state file is a cold
+// start (logged at INFO); a state file that cannot be read or decoded is
+// logged at WARN naming the file and what was wrong, and is a cold start
+// too: the next Update replaces it. The replay file's table is merged into
+// State.Peers (per peer the newer floor); a missing one is logged at INFO,
+// a corrupt one at WARN, and either way the state file's table stands.
 // The error is only for a directory that cannot be created.
 func Open(dir string, log *slog.Logger) (*Store, State, error) {
 	if log == nil {
@@ -36,25 +46,53 @@ func Open(dir string, log *slog.Logger) (*Store, State, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, State{}, fmt.Errorf("state dir %s: %w", dir, err)
 	}
-	s := &Store{path: filepath.Join(dir, FileName), log: log}
+	s := &Store{path: filepath.Join(dir, FileName), replayPath: filepath.Join(dir, ReplayFileName), log: log}
+	s.load()
+	s.loadReplay()
+	return s, s.cur, nil
+}
+
+func (s *Store) load() {
 	b, err := os.ReadFile(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		log.Info("no state file; starting cold", "file", s.path)
-		return s, State{}, nil
+		s.log.Info("no state file; starting cold", "file", s.path)
+		return
 	case err != nil:
-		log.Warn("state file unreadable; starting cold", "file", s.path, "err", err)
-		return s, State{}, nil
+		s.log.Warn("state file unreadable; starting cold", "file", s.path, "err", err)
+		return
 	}
 	st, err := Decode(b)
 	if err != nil {
-		log.Warn("state file corrupt; starting cold", "file", s.path, "err", err)
-		return s, State{}, nil
+		s.log.Warn("state file corrupt; starting cold", "file", s.path, "err", err)
+		return
 	}
 	s.cur, s.written = st, b
-	log.Info("state loaded", "file", s.path, "round", st.Round, "max_term", st.MaxTerm, "ledger_bytes", len(st.Ledger),
+	s.log.Info("state loaded", "file", s.path, "round", st.Round, "max_term", st.MaxTerm, "ledger_bytes", len(st.Ledger),
 		"grant_term", st.Grant.Term, "grant_to", st.Grant.To, "replay_peers", len(st.Peers))
-	return s, st, nil
+}
+
+func (s *Store) loadReplay() {
+	b, err := os.ReadFile(s.replayPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.log.Info("no replay file; the state file's replay table stands", "file", s.replayPath)
+		return
+	case err != nil:
+		s.log.Warn("replay file unreadable; the state file's replay table stands", "file", s.replayPath, "err", err)
+		return
+	}
+	peers, gen, slot, torn, err := decodeReplay(b)
+	if err != nil {
+		s.log.Warn("replay file corrupt; the state file's replay table stands", "file", s.replayPath, "err", err)
+		return
+	}
+	if torn != "" {
+		s.log.Info("replay file: an unfinished save ignored, the one before it used", "file", s.replayPath, "err", torn)
+	}
+	s.cur.Peers = mergePeers(peers, s.cur.Peers)
+	s.slot, s.gen = slot, gen
+	s.log.Info("replay table loaded", "file", s.replayPath, "save", gen, "replay_peers", len(peers))
 }
 
 // Path returns the state file's path.
@@ -67,56 +105,110 @@ func (s *Store) State() State {
 	return s.cur
 }
 
-// Update applies f to the current state and, if that changes the file,
-// writes it atomically (temporary file, fsync, rename, fsync of the
-// directory) before returning. On error the file keeps its previous
-// contents and the state in memory is not changed.
+// Update applies f to the current state and saves what changed before
+// returning. A change of anything but Peers writes the state file
+// atomically and durably (temporary file, fsync, rename, fsync of the
+// directory), with Peers as they are then. A change of Peers alone goes to
+// the replay file in place, without fsync (ReplayFileName says what that
+// costs a power cut: an older replay floor, nothing else). On error the
+// files keep their previous contents and the state in memory is not
+// changed.
 func (s *Store) Update(f func(*State)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := s.cur
 	f(&next)
+	if sameButPeers(next, s.cur) {
+		if slices.Equal(next.Peers, s.cur.Peers) {
+			return nil
+		}
+		if err := s.saveReplay(next.Peers); err != nil {
+			return fmt.Errorf("replay file %s: %w", s.replayPath, err)
+		}
+		s.cur = next
+		return nil
+	}
 	b, err := Encode(next)
 	if err != nil {
 		return err
 	}
-	if bytes.Equal(b, s.written) {
-		return nil
-	}
-	if err := writeAtomic(s.path, b); err != nil {
+	if err := writeSynced(s.path, b); err != nil {
 		return fmt.Errorf("state file %s: %w", s.path, err)
 	}
 	s.cur, s.written = next, b
 	return nil
 }
 
-// writeAtomic replaces path with b so that a crash at any point leaves
-// either the old or the new contents.
-func writeAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+// sameButPeers reports whether a and b differ at most in Peers: whether
+// an Update may skip the state file. Every other field must be compared
+// here (TestSameButPeersComparesEveryField).
+func sameButPeers(a, b State) bool {
+	return a.Round == b.Round && a.MaxTerm == b.MaxTerm && a.Grant == b.Grant &&
+		bytes.Equal(a.Ledger, b.Ledger) && bytes.Equal(a.History, b.History)
+}
+
+// saveReplay writes peers as the replay file's next save.
+func (s *Store) saveReplay(peers []Peer) error {
+	gen := s.gen + 1
+	rec, err := encodeReplay(gen, peers)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
+	off := int64(gen%2) * int64(s.slot)
+	if s.replay == nil && s.slot >= len(rec) {
+		// Opened lazily: a node without a udp election never writes one.
+		if s.replay, err = openReplay(s.replayPath); err != nil {
+			s.log.Info("replay file not reopened; writing a new one", "file", s.replayPath, "err", err)
+		}
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	if s.replay != nil && s.slot >= len(rec) {
+		if err := s.replay.writeAt(rec, off); err != nil {
+			return err
+		}
+		s.gen = gen
+		return nil
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
+	// None yet, or the table outgrew the slots.
+	slot := slotFor(len(rec))
+	f, err := createReplay(s.replayPath, 2*int64(slot), rec, int64(gen%2)*int64(slot))
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	if s.replay != nil {
+		s.replay.close()
+	}
+	s.replay, s.slot, s.gen = f, slot, gen
+	return nil
+}
+
+// Close closes the replay file. The Store must not be used after.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.replay == nil {
+		return nil
+	}
+	err := s.replay.close()
+	s.replay = nil
+	return err
+}
+
+// pid names this process's temporary files.
+var pid = strconv.Itoa(os.Getpid())
+
+// tempName is the temporary file a new version of path is written to
+// before it is renamed over path: one per process, so that two processes
+// misconfigured to share a directory cannot mix their writes in it.
+func tempName(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+pid+".tmp")
+}
+
+// onSync, if set (tests), is called with the path of each file or
+// directory fsynced.
+var onSync func(path string)
+
+func synced(path string) {
+	if onSync != nil {
+		onSync(path)
+	}
 }
