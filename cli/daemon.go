@@ -67,6 +67,9 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	if err != nil {
 		return err
 	}
+	if store != nil {
+		defer store.Close()
+	}
 	persist := statePersister{store: store, runner: func() *jobs.Runner { return d.runner }, log: logger}
 	adopt := func(from string, holding bool, p []byte) {
 		if err := d.runner.AdoptLedgerFrom(from, holding, p); err != nil {

@@ -17,7 +17,9 @@ func udpResume(st statefile.State) protocol.Durable {
 }
 
 // udpSaver returns the udp Elector's OnDurable: it writes d into the state
-// file (atomically, fsynced) and returns once it is there.
+// file (atomically, fsynced) and returns once it is there, or, when only
+// the replay table changed, into the replay file without fsync
+// (statefile.Store.Update).
 func udpSaver(store *statefile.Store) func(protocol.Durable) error {
 	return func(d protocol.Durable) error {
 		var peers []statefile.Peer

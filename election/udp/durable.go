@@ -14,7 +14,9 @@ const DefaultReplaySaveInterval = 10 * time.Second
 // round, term and grant binding are saved as soon as they change and before
 // the packets queued with the change leave; the replay table, which changes
 // with every packet, rides along with those saves and is otherwise saved
-// at most every ReplaySaveInterval, and when Run returns.
+// at most every ReplaySaveInterval, and when Run returns. (The state file
+// writes such a save of the replay table alone without fsync, to a file of
+// its own: statefile.ReplayFileName.)
 type durableSaver struct {
 	save  func(protocol.Durable) error
 	every time.Duration
@@ -22,8 +24,10 @@ type durableSaver struct {
 	// state and replay are the versions last saved, at `at`.
 	state, replay uint64
 	at            time.Time
-	// failing is set while saves fail (logged once per episode).
-	failing bool
+	// failing is set while saves of a changed round, term or binding
+	// fail, replayFailing while saves of the replay table alone do (each
+	// logged once per episode).
+	failing, replayFailing bool
 }
 
 func newDurableSaver(cfg Config, n *protocol.Node, now time.Time) durableSaver {
@@ -53,21 +57,32 @@ func (s *durableSaver) collect(n *protocol.Node, now time.Time, final bool) (d p
 
 // store saves d (versions state and replay, collected at now). On error
 // the round, term and binding stay unsaved: current says so, and the next
-// flush retries.
+// flush retries. A failed save of the replay table alone holds nothing
+// back: it is a replay floor, and the next one is tried an interval later.
 func (s *durableSaver) store(log *slog.Logger, d protocol.Durable, state, replay uint64, now time.Time) {
+	replayOnly := state == s.state
 	if err := s.save(d); err != nil {
-		if !s.failing {
+		switch {
+		case replayOnly && !s.replayFailing:
+			log.Warn("cannot save the replay table; after a restart, packets sent since the last save can be replayed once",
+				"err", err)
+			s.replayFailing = true
+		case !replayOnly && !s.failing:
 			log.Error("cannot save the election state; votes and acks are held back until it is saved, a restart may reuse a term",
 				"round", d.Round, "err", err)
+			s.failing = true
 		}
-		s.failing = true
 		s.at = now // the replay table alone waits another interval
 		return
 	}
 	if s.failing {
 		log.Info("election state saved again", "round", d.Round)
+		s.failing = false
 	}
-	s.failing = false
+	if s.replayFailing {
+		log.Info("replay table saved again")
+		s.replayFailing = false
+	}
 	s.state, s.replay, s.at = state, replay, now
 }
 

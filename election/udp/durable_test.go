@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -20,6 +22,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp/memnet"
 	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
+	"github.com/lanleader/lanleader/internal/statefile"
 )
 
 // sendWatch calls onSend with every packet an Elector sends, broadcast or
@@ -48,8 +51,13 @@ type stateNode struct {
 	done   chan error
 	logs   logBuffer
 
-	mu         sync.Mutex
-	fail       bool
+	// saveTo, if set, is where saves go besides disk.
+	saveTo func(protocol.Durable) error
+
+	mu   sync.Mutex
+	fail bool
+	// failReplay fails the saves that change the replay table alone.
+	failReplay bool
 	saves      int
 	disk       protocol.Durable // the last save that succeeded
 	started    time.Time
@@ -105,6 +113,14 @@ func (s *stateNode) save(d protocol.Durable) error {
 	s.saves++
 	if s.fail {
 		return errors.New("disk full")
+	}
+	if s.failReplay && d.Round == s.disk.Round && d.MaxTerm == s.disk.MaxTerm && d.Grant == s.disk.Grant {
+		return errors.New("replay file: disk full")
+	}
+	if s.saveTo != nil {
+		if err := s.saveTo(d); err != nil {
+			return err
+		}
 	}
 	s.disk = d
 	return nil
@@ -296,5 +312,104 @@ func TestFailedSaveHoldsBackVotesAndAcks(t *testing.T) {
 		assert.Positive(t, bad.saves)
 		assert.Zero(t, bad.sent[protocol.Vote]+bad.sent[protocol.Ack], "votes or acks sent without their binding on disk")
 		assert.Len(t, bad.logs.lines("level=ERROR", "held back"), 1, "logged once")
+	})
+}
+
+// fileSaver is OnDurable writing into a state file (as the CLI's does).
+func fileSaver(store *statefile.Store) func(protocol.Durable) error {
+	return func(d protocol.Durable) error {
+		var peers []statefile.Peer
+		for _, p := range d.Peers {
+			peers = append(peers, statefile.Peer{ID: p.ID, Incarnation: p.Incarnation, Seq: p.Seq})
+		}
+		return store.Update(func(st *statefile.State) {
+			st.Round, st.MaxTerm = d.Round, d.MaxTerm
+			st.Grant = statefile.Grant{Term: d.Grant.Term, To: d.Grant.To}
+			st.Peers = peers
+		})
+	}
+}
+
+// fileResume is Resume from a state file (as the CLI's does).
+func fileResume(st statefile.State) protocol.Durable {
+	d := protocol.Durable{Round: st.Round, MaxTerm: st.MaxTerm, Grant: protocol.Grant{Term: st.Grant.Term, To: st.Grant.To}}
+	for _, p := range st.Peers {
+		d.Peers = append(d.Peers, protocol.PeerSeq{ID: p.ID, Incarnation: p.Incarnation, Seq: p.Seq})
+	}
+	return d
+}
+
+// TestReplaySavesSkipTheStateFile: with a state file, an idle follower's
+// periodic saves (the replay table alone) leave the state file as the
+// election wrote it; restarted, the follower resumes the replay file's
+// newer floor and drops a heartbeat its leader sent after the state
+// file's last write.
+func TestReplaySavesSkipTheStateFile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := memnet.New(memnet.WithSeed(1))
+		ns, l := stateCluster(t, net)
+		leader, f := ns[l], ns[(l+1)%3]
+		dir := t.TempDir()
+		store, _, err := statefile.Open(dir, nil)
+		require.NoError(t, err)
+		defer store.Close()
+		_, disk, _ := f.snapshot()
+		require.NoError(t, fileSaver(store)(disk), "the election state as the follower holds it")
+		statePath := filepath.Join(dir, statefile.FileName)
+		written, err := os.ReadFile(statePath)
+		require.NoError(t, err)
+
+		f.stop()
+		f.saveTo = fileSaver(store)
+		f.start(net, disk, 2)
+		advance(15 * time.Second)
+		captured := leader.lastSent(protocol.Heartbeat)
+		advance(10 * time.Second)
+		f.stop()
+
+		now, err := os.ReadFile(statePath)
+		require.NoError(t, err)
+		assert.Equal(t, written, now, "the state file was written for the replay table")
+		_, st, err := statefile.Open(dir, nil)
+		require.NoError(t, err)
+		resume := fileResume(st)
+		assert.Equal(t, disk.Grant, resume.Grant)
+		// Before anything of the leader's reaches the restarted node: the
+		// captured heartbeat, newer than the state file's floor.
+		net.Block(leader.addr, f.addr)
+		f.start(net, resume, 3)
+		synctest.Wait()
+		inj := net.Join(netip.MustParseAddrPort("198.18.0.99:7483"))
+		require.NoError(t, inj.SendTo(captured, f.addr))
+		synctest.Wait()
+		for _, n := range ns {
+			n.stop()
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		assert.Equal(t, 1, f.drops["heartbeat/stale_seq"], "the replayed heartbeat is dropped")
+	})
+}
+
+// TestFailedReplaySaveHoldsNothingBack: saves of the replay table alone
+// that fail are a WARN, once; votes and acks still go out.
+func TestFailedReplaySaveHoldsNothingBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := memnet.New(memnet.WithSeed(1))
+		ns, l := stateCluster(t, net)
+		f := ns[(l+1)%3]
+		f.mu.Lock()
+		f.failReplay = true
+		f.mu.Unlock()
+		_, _, acks0 := f.snapshot()
+		advance(time.Minute)
+		saves, _, acks1 := f.snapshot()
+		assert.Greater(t, acks1-acks0, 250, "acks held back")
+		for _, n := range ns {
+			n.stop()
+		}
+		assert.Positive(t, saves)
+		assert.Len(t, f.logs.lines("level=WARN", "cannot save the replay table"), 1, "logged once")
+		assert.Empty(t, f.logs.lines("level=ERROR"))
 	})
 }

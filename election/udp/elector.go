@@ -47,12 +47,16 @@ type Config struct {
 	// the run loop's goroutine: whenever the highest round, term or the
 	// quorum grant's binding changes, before any packet queued with the
 	// change is sent; for the replay table alone (it changes with every
-	// packet) at most every ReplaySaveInterval, and when Run returns. It
-	// should write it to stable storage (the state file) and return once
-	// it is there. While it fails, VOTEs and ACKs are held back (a node
-	// restarted from an older binding could break the newer promise);
-	// claims and heartbeats still go out. Protocol.Resume gives it back
-	// after a restart.
+	// packet) at most every ReplaySaveInterval, and when Run returns. A
+	// save with a new round, term or binding must be on stable storage
+	// (fsynced: the state file) when it returns; one of the replay table
+	// alone, only a replay floor, may skip the flush (a power cut then
+	// costs a larger replay window, never the election state). While a
+	// save with a new round, term or binding fails, VOTEs and ACKs are
+	// held back (a node restarted from an older binding could break the
+	// newer promise); claims and heartbeats still go out. A failed save of
+	// the replay table alone holds nothing back. Protocol.Resume gives it
+	// back after a restart.
 	OnDurable func(protocol.Durable) error
 	// ReplaySaveInterval is how long a changed replay table may wait for
 	// OnDurable. Packets a peer sent after the last save can be replayed

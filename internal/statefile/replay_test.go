@@ -163,9 +163,9 @@ func TestLoadMergesReplayFile(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := openT(t, dir, nil)
 	require.NoError(t, s.Update(func(st *State) { *st = sample() }))
-	require.NoError(t, s.Update(bump(0, 10)))                                  // replay: b+10, c
+	require.NoError(t, s.Update(bump(0, 10)))                                    // replay: b+10, c
 	require.NoError(t, s.Update(func(st *State) { st.Round++; bump(1, 7)(st) })) // state: b+10, c+7
-	require.NoError(t, s.Update(bump(0, 1)))                                   // replay: b+11, c+7
+	require.NoError(t, s.Update(bump(0, 1)))                                     // replay: b+11, c+7
 	require.NoError(t, s.Update(func(st *State) { st.Round++; bump(1, 1)(st) })) // state: b+11, c+8
 	want := s.State()
 	require.Equal(t, sample().Peers[1].Seq+8, want.Peers[1].Seq)
@@ -188,7 +188,7 @@ func TestCorruptReplayFileIgnored(t *testing.T) {
 	good, err := os.ReadFile(rp)
 	require.NoError(t, err)
 	slot1 := bytes.Clone(good) // save 1 is in slot 1
-	slot1[minSlot+40] ^= 1 // in slot 1's body
+	slot1[minSlot+40] ^= 1     // in slot 1's body
 	cases := map[string]struct {
 		b    []byte
 		want string

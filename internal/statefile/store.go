@@ -181,7 +181,7 @@ func (s *Store) saveReplay(peers []Peer) error {
 	return nil
 }
 
-// Close closes the replay file. The Store must not be used after.
+// Close closes the replay file; a later save opens it again.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
