@@ -268,3 +268,24 @@ func TestReplayFileGrows(t *testing.T) {
 	_, st := openT(t, dir, nil)
 	assert.Equal(t, append(big, sample().Peers...), st.Peers, "the replay file's table, then what only the state file has")
 }
+
+func FuzzDecodeReplay(f *testing.F) {
+	rec, _ := encodeReplay(1, sample().Peers)
+	good := make([]byte, 2*minSlot)
+	copy(good[minSlot:], rec)
+	f.Add(good)
+	f.Add(make([]byte, 2*minSlot))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		peers, gen, slot, _, err := decodeReplay(b)
+		if err != nil {
+			return
+		}
+		// What decodes is a record of the slot its number names.
+		require.Equal(t, len(b)/2, slot)
+		p, g, err := decodeReplayRecord(b[int(gen%2)*slot:])
+		require.NoError(t, err)
+		assert.Equal(t, gen, g)
+		assert.Equal(t, peers, p)
+	})
+}

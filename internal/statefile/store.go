@@ -22,9 +22,8 @@ type Store struct {
 	path, replayPath string
 	log              *slog.Logger
 
-	mu      sync.Mutex
-	cur     State
-	written []byte // the state file's contents
+	mu  sync.Mutex
+	cur State
 	// The replay file: open once saved to (nil before), its slot size
 	// (0: there is no usable one yet) and its last save's number.
 	replay *replayFile
@@ -67,7 +66,7 @@ func (s *Store) load() {
 		s.log.Warn("state file corrupt; starting cold", "file", s.path, "err", err)
 		return
 	}
-	s.cur, s.written = st, b
+	s.cur = st
 	s.log.Info("state loaded", "file", s.path, "round", st.Round, "max_term", st.MaxTerm, "ledger_bytes", len(st.Ledger),
 		"grant_term", st.Grant.Term, "grant_to", st.Grant.To, "replay_peers", len(st.Peers))
 }
@@ -98,7 +97,7 @@ func (s *Store) loadReplay() {
 // Path returns the state file's path.
 func (s *Store) Path() string { return s.path }
 
-// State returns the last state written (or loaded).
+// State returns the last state saved (or loaded).
 func (s *Store) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -135,7 +134,7 @@ func (s *Store) Update(f func(*State)) error {
 	if err := writeSynced(s.path, b); err != nil {
 		return fmt.Errorf("state file %s: %w", s.path, err)
 	}
-	s.cur, s.written = next, b
+	s.cur = next
 	return nil
 }
 
