@@ -1,6 +1,7 @@
 package udp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,15 +37,16 @@ type Config struct {
 	// vote, a Ledger handover): sender, message type and term, whether the
 	// sender holds runs (protocol.PeerPayload.Holding), the payload. It is
 	// called once per change per sender, and for every message of a
-	// holding sender (each one renews the hold). It runs on the run loop's
-	// goroutine, before any leadership change that packet causes is
-	// reported and before any reply to that packet is sent: a node that
-	// takes over already holds what its peers told it, and a follower that
-	// persists the ledger here has it on disk before it acknowledges it. It
-	// must not block for long; the payload must not be kept or modified.
+	// holding sender (each one renews the hold). It runs in the run loop
+	// (one event at a time; see Run), before any leadership change that
+	// packet causes is reported and before any reply to that packet is
+	// sent: a node that takes over already holds what its peers told it,
+	// and a follower that persists the ledger here has it on disk before
+	// it acknowledges it. It must not block for long; the payload must not
+	// be kept or modified.
 	OnPayload func(protocol.PeerPayload)
-	// OnDurable, if set, is called with the protocol's Durable state on
-	// the run loop's goroutine: whenever the highest round, term or the
+	// OnDurable, if set, is called with the protocol's Durable state in
+	// the run loop: whenever the highest round, term or the
 	// quorum grant's binding changes, before any packet queued with the
 	// change is sent; for the replay table alone (it changes with every
 	// packet) at most every ReplaySaveInterval, and when Run returns. A
@@ -76,8 +78,8 @@ type Config struct {
 	// accepted (authenticated if there is a keyring, not a replay, within
 	// the rate limit); its result, if not nil, is sent back as the
 	// TRIGGER_ANSWER's payload and must be no larger than the request's
-	// (protocol.ClientQueryPad). It runs on the run loop's goroutine: it
-	// must return promptly.
+	// (protocol.ClientQueryPad). It runs in the run loop: it must return
+	// promptly.
 	OnRequest func(payload []byte) []byte
 	// OnPacket, if set, is told about every packet received: its message
 	// type ("unknown" if it did not decode) and what became of it ("ok" or a
@@ -104,6 +106,17 @@ type Elector struct {
 
 	notifier *election.Notifier
 	initial  election.Status
+
+	// loop runs the run loop's events one at a time (run.go): Run's own,
+	// and packets and timer fires handed over on the goroutines that
+	// read them (handoff.go). The fields below marked "run loop only" are
+	// guarded by it.
+	loop sync.Mutex
+	// stopped is set when Run stops the loop: events after it are
+	// ignored.
+	stopped  bool
+	timer    loopTimer
+	probeCtx context.Context
 	// delivered is, per sender, the last payload passed to OnPayload
 	// (run loop only).
 	delivered map[string]protocol.PeerPayload

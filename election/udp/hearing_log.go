@@ -13,7 +13,7 @@ const hearingWarnEvery = 10 * time.Second
 
 // hearingLog turns protocol.Hearing into log lines: WARN when a problem
 // appears and every hearingWarnEvery while it lasts, INFO when it clears.
-// It runs on the run loop's goroutine only.
+// It runs in the run loop only.
 type hearingLog struct {
 	// expectPeers: a node configured with peers or a cluster size that
 	// hears nobody is worth a WARN; a lone broadcast node is not.

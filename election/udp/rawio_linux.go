@@ -37,9 +37,10 @@ func writerOf(conn *net.UDPConn) datagramWriter {
 	return conn
 }
 
-// rawReader reads datagrams from a UDP socket with raw recvfrom calls. One
-// goroutine reads: the fields below are the last call's result, kept in
-// the struct so the read closure is allocated once.
+// rawReader reads datagrams from a UDP socket with raw recvfrom calls, or
+// in batches with recvmmsg (readEach). One goroutine reads: the fields
+// below are the last call's arguments and result, kept in the struct so
+// the read closures are allocated once.
 type rawReader struct {
 	rc    syscall.RawConn
 	zones zoneCache
@@ -49,6 +50,10 @@ type rawReader struct {
 	sa    unix.RawSockaddrAny
 	errno syscall.Errno
 	read  func(fd uintptr) bool
+
+	batch *recvBatch // readEach's buffers, made on its first call
+	each  func(b []byte, from netip.AddrPort)
+	drain func(fd uintptr) bool
 }
 
 // newRawReader returns a reader of conn, or nil if conn has no raw access.
@@ -58,8 +63,93 @@ func newRawReader(conn *net.UDPConn) *rawReader {
 		return nil
 	}
 	r := &rawReader{rc: rc}
-	r.read = r.recvfrom
+	r.read, r.drain = r.recvfrom, r.recvAll
 	return r
+}
+
+// readBatch is how many datagrams one recvmmsg call may take. An idle node
+// gets one at a time; what matters is that a call returning fewer than it
+// asked for has emptied the socket, so waiting for the poller needs no
+// second call to learn that (EAGAIN).
+const readBatch = 2
+
+// recvBatch is recvmmsg's argument: readBatch message headers, each with
+// one buffer and room for its sender's address.
+type recvBatch struct {
+	msgs  [readBatch]mmsghdr
+	iovs  [readBatch]unix.Iovec
+	names [readBatch]unix.RawSockaddrAny
+	bufs  [readBatch][]byte
+}
+
+// mmsghdr is the kernel's struct mmsghdr; Go pads it as C does.
+type mmsghdr struct {
+	hdr unix.Msghdr
+	n   uint32 // bytes received
+}
+
+func newRecvBatch() *recvBatch {
+	b := &recvBatch{}
+	for i := range b.msgs {
+		b.bufs[i] = make([]byte, maxDatagram)
+		b.iovs[i].Base = &b.bufs[i][0]
+		b.iovs[i].SetLen(maxDatagram)
+		b.msgs[i].hdr.Iov = &b.iovs[i]
+		b.msgs[i].hdr.SetIovlen(1)
+		b.msgs[i].hdr.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+	}
+	return b
+}
+
+// readEach hands every datagram the socket receives to each, inside one
+// long Read of the net package's poller, until a receive fails or the
+// socket is closed; it returns that error. The datagram is only valid
+// during the call.
+func (r *rawReader) readEach(each func(b []byte, from netip.AddrPort)) error {
+	if r.batch == nil {
+		r.batch = newRecvBatch()
+	}
+	r.each, r.errno = each, 0
+	defer func() { r.each = nil }()
+	if err := r.rc.Read(r.drain); err != nil {
+		return err
+	}
+	return &net.OpError{Op: "read", Net: "udp", Err: r.errno}
+}
+
+// recvAll receives what is queued, readBatch datagrams per call, hands
+// each to r.each, and then asks the poller to wait for more (false); it
+// returns true only when a receive fails (r.errno).
+func (r *rawReader) recvAll(fd uintptr) bool {
+	b := r.batch
+	for {
+		for i := range b.msgs {
+			b.msgs[i].hdr.Namelen = unix.SizeofSockaddrAny
+			b.msgs[i].hdr.Flags = 0
+		}
+		got, _, errno := unix.RawSyscall6(unix.SYS_RECVMMSG, fd,
+			uintptr(unsafe.Pointer(&b.msgs[0])), readBatch, unix.MSG_DONTWAIT, 0, 0)
+		switch errno {
+		case 0:
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		default:
+			r.errno = errno
+			return true
+		}
+		for i := range int(got) {
+			m := &b.msgs[i]
+			if m.hdr.Flags&unix.MSG_TRUNC != 0 {
+				continue // larger than any UDP datagram: cannot happen
+			}
+			r.each(b.bufs[i][:m.n], r.zones.from(&b.names[i]))
+		}
+		if got < readBatch {
+			return false // the socket is empty: a later datagram wakes the poller
+		}
+	}
 }
 
 func (r *rawReader) recvfrom(fd uintptr) bool {
@@ -91,17 +181,21 @@ func (r *rawReader) ReadFromUDPAddrPort(b []byte) (int, netip.AddrPort, error) {
 	return r.n, r.from(), nil
 }
 
-// from decodes the sender's address of the last datagram.
-func (r *rawReader) from() netip.AddrPort {
-	switch r.sa.Addr.Family {
+// from decodes the sender's address of the last datagram recvfrom read.
+func (r *rawReader) from() netip.AddrPort { return r.zones.from(&r.sa) }
+
+// from decodes a sender's address in the kernel's form, naming the
+// interface of a link-local sender's scope id.
+func (z *zoneCache) from(rsa *unix.RawSockaddrAny) netip.AddrPort {
+	switch rsa.Addr.Family {
 	case unix.AF_INET:
-		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&r.sa))
+		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(rsa))
 		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), netPort(&sa.Port))
 	case unix.AF_INET6:
-		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(&r.sa))
+		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(rsa))
 		a := netip.AddrFrom16(sa.Addr)
 		if sa.Scope_id != 0 {
-			a = a.WithZone(r.zones.name(sa.Scope_id))
+			a = a.WithZone(z.name(sa.Scope_id))
 		}
 		return netip.AddrPortFrom(a, netPort(&sa.Port))
 	}

@@ -73,15 +73,17 @@ func TestRawIOOverLoopback(t *testing.T) {
 // TestFdTimerFires: the timerfd fires once armed, also for a deadline
 // moved earlier, and stop ends it.
 func TestFdTimerFires(t *testing.T) {
-	lt := newLoopTimer()
+	fires := make(chan struct{}, 1)
+	lt := newLoopTimer(func() { fires <- struct{}{} })
 	require.IsType(t, &fdTimer{}, lt)
 	defer lt.stop()
+	assert.Nil(t, lt.C(), "a timerfd calls fire; Run must not select on it")
 	guard := time.NewTimer(10 * time.Second) // a hang guard only
 	defer guard.Stop()
 	wait := func() {
 		t.Helper()
 		select {
-		case <-lt.C():
+		case <-fires:
 			lt.fired()
 		case <-guard.C:
 			t.Fatal("the timer did not fire")
@@ -98,7 +100,7 @@ func TestFdTimerFires(t *testing.T) {
 // TestRawCallsDoNotAllocate: arming the timerfd, a raw send and a raw
 // receive make no garbage (an idle node does each once per heartbeat).
 func TestRawCallsDoNotAllocate(t *testing.T) {
-	lt := newLoopTimer()
+	lt := newLoopTimer(func() {})
 	defer lt.stop()
 	d := time.Hour
 	assert.Zero(t, testing.AllocsPerRun(100, func() { d += time.Millisecond; lt.set(d) }), "timerfd set")
@@ -115,4 +117,54 @@ func TestRawCallsDoNotAllocate(t *testing.T) {
 		_, _ = w.WriteToUDPAddrPort(msg, self)
 		_, _, _ = r.ReadFromUDPAddrPort(buf)
 	}), "raw send and receive")
+}
+
+// TestRawReadEachDrainsAndWaits: readEach hands over everything queued,
+// more than a batch included, and still wakes for a datagram sent after it
+// emptied the socket; Close ends it with an error.
+func TestRawReadEachDrainsAndWaits(t *testing.T) {
+	a, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	ua := a.(*net.UDPConn)
+	w := writerOf(ua)
+	to := ua.LocalAddr().(*net.UDPAddr).AddrPort()
+	r, ok := readerOf(ua).(batchReader)
+	require.True(t, ok, "the raw reader reads in batches")
+
+	got := make(chan string, 16)
+	done := make(chan error, 1)
+	const queued = readBatch + 1 // more than a batch: recvmmsg must be called again
+	for i := range queued {
+		_, err := w.WriteToUDPAddrPort([]byte{'a' + byte(i)}, to)
+		require.NoError(t, err)
+	}
+	go func() { done <- r.readEach(func(b []byte, _ netip.AddrPort) { got <- string(b) }) }()
+	guard := time.NewTimer(10 * time.Second) // a hang guard only
+	defer guard.Stop()
+	next := func() string {
+		select {
+		case s := <-got:
+			return s
+		case <-guard.C:
+			require.FailNow(t, "datagram not handed over")
+			return ""
+		}
+	}
+	for i := range queued {
+		assert.Equal(t, string([]byte{'a' + byte(i)}), next())
+	}
+	_, err = w.WriteToUDPAddrPort([]byte("late"), to)
+	require.NoError(t, err)
+	assert.Equal(t, "late", next(), "a datagram after the socket was emptied wakes the reader")
+	_, err = w.WriteToUDPAddrPort(nil, to)
+	require.NoError(t, err)
+	assert.Equal(t, "", next(), "an empty datagram (a probe) is handed over too")
+
+	require.NoError(t, ua.Close())
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, net.ErrClosed)
+	case <-guard.C:
+		require.FailNow(t, "readEach did not return after Close")
+	}
 }

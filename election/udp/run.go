@@ -16,13 +16,16 @@ import (
 
 // Run takes part in the election until ctx is done, then resigns: a leader
 // broadcasts RESIGN so its peers elect a successor at once instead of waiting
-// for the suspicion timeout. Callbacks are called from Run's goroutine, so
-// they must return promptly or heartbeats would be late.
+// for the suspicion timeout. Callbacks are called one at a time, from Run's
+// goroutine or, for a packet or the timer, from the goroutine that read it
+// (handoff.go); they must return promptly or heartbeats would be late.
 func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
-	defer e.cfg.Transport.Close()
 	defer close(e.done)
-	defer e.failCommits(fmt.Errorf("%w: elector stopped", ErrNotCommitted))
 	probeCtx, cancelProbes := context.WithCancel(ctx)
+	// Deferred calls run last first: the run loop stops (stopLoop) before
+	// the timer and the transport are closed, since closing them waits for
+	// their readers, which may be waiting for the loop.
+	defer e.cfg.Transport.Close()
 	defer e.probes.stop()
 	defer cancelProbes() // ends a probe in flight; runs before stop waits
 	notifier := election.NewNotifier(ctx, cb, e.initial)
@@ -30,59 +33,111 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	e.notifier = notifier
 	e.mu.Unlock()
 
-	var timer loopTimer = newWakeTimer()
-	if e.osTimer {
-		timer = newLoopTimer()
+	e.loop.Lock()
+	e.probeCtx = probeCtx
+	e.timer = e.newTimer()
+	defer e.timer.stop()
+	if h, ok := e.cfg.Transport.(handoffTransport); ok {
+		h.HandOff(e.onPacket)
 	}
-	defer timer.stop()
+	e.loop.Unlock()
 	packets := e.cfg.Transport.Packets()
 	for {
-		var now time.Time // the event's clock reading, if it took one
 		select {
 		case <-ctx.Done():
-			e.resign(notifier)
+			e.stopLoop()
 			return nil
 		case p, ok := <-packets:
 			if !ok {
-				e.resign(notifier)
+				e.stopLoop()
 				return errors.New("udp: transport closed")
 			}
-			now = e.receive(p)
+			e.onPacket(p)
 		case <-e.publish:
-			e.publishNow()
+			e.event(func() time.Time { e.publishNow(); return time.Time{} })
 		case <-e.holdCh:
-			e.setHolding()
+			e.event(func() time.Time { e.setHolding(); return time.Time{} })
 		case w := <-e.commits:
-			e.publishNow()
-			e.mu.Lock()
-			w.ver = e.node.PayloadVersion()
-			e.mu.Unlock()
-			e.waiting = append(e.waiting, w)
-		case <-timer.C():
-			timer.fired()
-			var payload []byte
-			if e.cfg.Payload != nil {
-				payload = e.cfg.Payload()
-			}
-			e.mu.Lock()
-			if payload != nil {
-				e.node.SetPayload(payload)
-			}
-			now = e.clock.Now()
-			e.node.Tick(now)
-			e.probes.start(probeCtx, e.node, now)
-			e.mu.Unlock()
+			e.event(func() time.Time {
+				e.publishNow()
+				e.mu.Lock()
+				w.ver = e.node.PayloadVersion()
+				e.mu.Unlock()
+				e.waiting = append(e.waiting, w)
+				return time.Time{}
+			})
+		case <-e.timer.C():
+			e.onTimer()
 		case r := <-e.probes.done:
-			e.probed(r)
+			e.event(func() time.Time { e.probed(r); return time.Time{} })
 		}
-		// As few clock readings as will do: on Linux each is a system call.
-		now = e.flushOut(now, false)
-		e.reportHearing(now)
-		e.settleCommits(now)
-		notifier.Update(e.currentStatus())
-		e.logQuorum(now)
-		timer.set(e.nextTick().Sub(now))
 	}
+}
+
+// event runs one event of the run loop, then what follows every event:
+// sends, saves, commits, status. handle returns the clock reading it took,
+// if any (the zero time if not). Events run one at a time (e.loop) and not
+// at all once the loop has stopped.
+func (e *Elector) event(handle func() time.Time) {
+	e.loop.Lock()
+	defer e.loop.Unlock()
+	if e.stopped {
+		return
+	}
+	now := handle()
+	// As few clock readings as will do: on Linux each is a system call.
+	now = e.flushOut(now, false)
+	e.reportHearing(now)
+	e.settleCommits(now)
+	e.notifier.Update(e.currentStatus())
+	e.logQuorum(now)
+	e.timer.set(e.nextTick().Sub(now))
+}
+
+// onPacket is the event of one received packet.
+func (e *Elector) onPacket(p Packet) {
+	e.event(func() time.Time { return e.receive(p) })
+}
+
+// onTimer is the event of the run loop's timer: the node's next deadline
+// (or a probe's) came.
+func (e *Elector) onTimer() {
+	e.event(func() time.Time {
+		e.timer.fired()
+		var payload []byte
+		if e.cfg.Payload != nil {
+			payload = e.cfg.Payload()
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if payload != nil {
+			e.node.SetPayload(payload)
+		}
+		now := e.clock.Now()
+		e.node.Tick(now)
+		e.probes.start(e.probeCtx, e.node, now)
+		return now
+	})
+}
+
+// stopLoop ends the run loop: no event runs after it. It resigns, and
+// fails the Commit calls still waiting.
+func (e *Elector) stopLoop() {
+	e.loop.Lock()
+	defer e.loop.Unlock()
+	e.stopped = true
+	e.resign(e.notifier)
+	e.failCommits(fmt.Errorf("%w: elector stopped", ErrNotCommitted))
+}
+
+// newTimer returns the run loop's timer, armed to fire at once: a timerfd
+// that calls onTimer from its own goroutine when time is real (osTimer),
+// a Go timer that Run's select waits for otherwise.
+func (e *Elector) newTimer() loopTimer {
+	if e.osTimer {
+		return newLoopTimer(e.onTimer)
+	}
+	return newWakeTimer()
 }
 
 // receive decodes one packet and steps the protocol with it. Packets that do

@@ -18,25 +18,28 @@ import (
 // it too — and for the stale time of a timer since moved later, such as a
 // follower's probe deadline after every heartbeat. The timerfd wakes the
 // netpoller once, at its time; arming it and reading it are raw system
-// calls that do not wake sysmon (rawio_linux.go).
+// calls that do not wake sysmon (rawio_linux.go). Its goroutine calls fire
+// itself: a hand-off to Run's goroutine would cost a second
+// goroutine switch per expiry.
 type fdTimer struct {
-	f  *os.File
-	rc syscall.RawConn
-	c  chan time.Time // capacity 1: a fire not yet taken stands for any later one
+	f    *os.File
+	rc   syscall.RawConn
+	fire func()
 
 	due time.Time // when it expires (Go's monotonic clock); zero once fired
 
 	// The arguments of the raw calls, and the calls as func values made
 	// once: a closure per call would be garbage per heartbeat.
 	buf     [8]byte
-	read    func(fd uintptr) bool
+	expired func(fd uintptr) bool
 	spec    unix.ItimerSpec
 	settime func(fd uintptr)
 }
 
-// newLoopTimer returns a timerfd timer, or the portable wakeTimer if the
-// kernel does not give one.
-func newLoopTimer() loopTimer {
+// newLoopTimer returns a timerfd timer that calls fire on each expiry, or
+// the portable wakeTimer (whose C the run loop selects on) if the kernel
+// does not give one.
+func newLoopTimer(fire func()) loopTimer {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return newWakeTimer()
@@ -47,40 +50,39 @@ func newLoopTimer() loopTimer {
 		f.Close()
 		return newWakeTimer()
 	}
-	t := &fdTimer{f: f, rc: rc, c: make(chan time.Time, 1)}
-	t.read, t.settime = t.readExpiry, t.setTime
+	t := &fdTimer{f: f, rc: rc, fire: fire}
+	t.expired, t.settime = t.onExpiry, t.setTime
 	t.set(0)
 	go t.loop()
 	return t
 }
 
-// loop passes each expiry to c until the timerfd is closed.
+// loop calls fire for each expiry until the timerfd is closed. Each expiry
+// is read and handled inside one long Read: a Read per expiry would first
+// read the drained timerfd again (EAGAIN) before waiting, a system call
+// per heartbeat for nothing.
 func (t *fdTimer) loop() {
-	for {
-		if err := t.rc.Read(t.read); err != nil {
-			return // closed by stop
-		}
-		select {
-		case t.c <- time.Now():
-		default:
-		}
-	}
+	_ = t.rc.Read(t.expired) // returns once stop closed the timerfd
 }
 
-func (t *fdTimer) readExpiry(fd uintptr) bool {
+// onExpiry reads the timerfd's expiry count and, if it expired, fires. It
+// always asks to wait for the poller again: the read drained the timerfd,
+// and an expiry after it (fire may re-arm it for now) wakes the poller.
+func (t *fdTimer) onExpiry(fd uintptr) bool {
 	for {
 		_, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&t.buf[0])), uintptr(len(t.buf)))
 		switch errno {
 		case syscall.EINTR:
 			continue
-		case syscall.EAGAIN:
-			return false // not expired: wait for the poller
+		case 0:
+			t.fire()
 		}
-		return true
+		return false
 	}
 }
 
-func (t *fdTimer) C() <-chan time.Time { return t.c }
+// C is nil: the timerfd's goroutine calls fire instead.
+func (t *fdTimer) C() <-chan time.Time { return nil }
 
 func (t *fdTimer) fired() { t.due = time.Time{} }
 
@@ -106,5 +108,6 @@ func (t *fdTimer) setTime(fd uintptr) {
 	}
 }
 
-// stop closes the timerfd, which ends its reader.
+// stop closes the timerfd, which ends its reader; it returns once the
+// reader is done (os.File.Close waits for a Read in progress).
 func (t *fdTimer) stop() { t.f.Close() }

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // UDPTransport is the Transport over real UDP sockets, in one of three
@@ -45,6 +46,7 @@ type UDPTransport struct {
 	writer    datagramWriter      // conn's sending side (rawio_linux.go)
 	rconn     *net.UDPConn        // bound to fanout; receives broadcasts or the group; nil in unicast mode
 	packets   chan Packet
+	handoff   atomic.Pointer[func(Packet)] // set: deliver calls it instead of queueing (handoff.go)
 	done      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -206,7 +208,14 @@ func (t *UDPTransport) SendTo(b []byte, to netip.AddrPort) error {
 }
 
 // Packets returns the channel of received packets; it is closed by Close.
+// After HandOff, no more packets are queued on it.
 func (t *UDPTransport) Packets() <-chan Packet { return t.packets }
+
+// HandOff makes the readers call h for each packet they receive from then
+// on, on their own goroutines (one per socket), instead of queueing it on
+// Packets. p.Data is only valid during the call. The Elector uses it
+// (handoff.go); clients reading Packets do not.
+func (t *UDPTransport) HandOff(h func(p Packet)) { t.handoff.Store(&h) }
 
 // LocalAddr returns the bound address and port, the source of every packet
 // sent.

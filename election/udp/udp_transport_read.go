@@ -36,32 +36,53 @@ func (t *UDPTransport) readLoop(conn datagramReader) {
 	defer t.wg.Done()
 	buf := make([]byte, maxDatagram)
 	backoff := time.Duration(0)
-	for {
-		n, from, err := conn.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			select {
-			case <-t.done:
-				return
-			default:
-			}
-			t.stats.readErrors.Add(1)
-			backoff = min(max(2*backoff, minReadBackoff), maxReadBackoff)
-			t.readLog.log(t.log, "udp: read failed; retrying", "err", err, "retry_in", backoff)
-			timer := time.NewTimer(backoff)
-			select {
-			case <-t.done:
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-			continue
-		}
+	received := func(b []byte, from netip.AddrPort) {
 		backoff = 0
-		t.deliver(buf[:n], netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), time.Now())
+		t.deliver(b, netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), time.Now())
+	}
+	for {
+		err := readEach(conn, buf, received)
+		select {
+		case <-t.done:
+			return
+		default:
+		}
+		t.stats.readErrors.Add(1)
+		backoff = min(max(2*backoff, minReadBackoff), maxReadBackoff)
+		t.readLog.log(t.log, "udp: read failed; retrying", "err", err, "retry_in", backoff)
+		timer := time.NewTimer(backoff)
+		select {
+		case <-t.done:
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
 	}
 }
 
-// deliver filters one datagram and queues a copy of it.
+// batchReader is a datagramReader that can also receive in batches, handing
+// each datagram to a function inside one long read (rawio_linux.go).
+type batchReader interface {
+	readEach(each func(b []byte, from netip.AddrPort)) error
+}
+
+// readEach calls each with every datagram conn receives until a receive
+// fails, and returns that error. b is only valid during the call.
+func readEach(conn datagramReader, buf []byte, each func(b []byte, from netip.AddrPort)) error {
+	if br, ok := conn.(batchReader); ok {
+		return br.readEach(each)
+	}
+	for {
+		n, from, err := conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			return err
+		}
+		each(buf[:n], from)
+	}
+}
+
+// deliver filters one datagram and hands it over (HandOff) or queues a
+// copy of it.
 func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
 	t.stats.packetsIn.Add(1)
 	t.stats.bytesIn.Add(uint64(len(b)))
@@ -82,6 +103,10 @@ func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
 	if t.allowed != nil && !t.allowed[from.Addr().WithZone("")] {
 		t.stats.droppedUnknownPeer.Add(1)
 		t.log.Debug("udp: dropped packet from a source not in peers", "from", from.String(), "bytes", len(b))
+		return
+	}
+	if h := t.handoff.Load(); h != nil {
+		(*h)(Packet{Data: b, From: from, At: at})
 		return
 	}
 	p := Packet{Data: append([]byte(nil), b...), From: from, At: at}

@@ -5,8 +5,10 @@ import "time"
 // loopTimer is the run loop's timer: wakeTimer, or on Linux with the system
 // clock a timerfd (timerfd_linux.go).
 type loopTimer interface {
-	// C delivers when the timer fires. A fire may come early (a stale
-	// one): the run loop's Tick is harmless before its deadline.
+	// C delivers when the timer fires, for Run to select on; nil for a
+	// timer that calls the run loop's onTimer itself. A fire may come
+	// early (a stale one): the run loop's Tick is harmless before its
+	// deadline.
 	C() <-chan time.Time
 	// fired records that C delivered.
 	fired()
