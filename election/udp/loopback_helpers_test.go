@@ -73,6 +73,8 @@ type loopOptions struct {
 	extraPeers []netip.AddrPort
 	// edit, if set, adjusts each node's protocol config.
 	edit func(pc *protocol.Config)
+	// clock, if set, is every elector's Config.Clock.
+	clock udp.Clock
 }
 
 // loopback is a cluster of real UDP electors on 127.0.0.1, in unicast mode
@@ -137,6 +139,7 @@ func newLoopback(t *testing.T, o loopOptions) *loopback {
 			Keyring:   o.keyring,
 			Logger:    quiet,
 			OnPacket:  nd.countPacket,
+			Clock:     o.clock,
 		})
 		require.NoError(t, err)
 		nd.elector = e

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
 )
@@ -294,4 +295,17 @@ func TestLoopbackProbeSeesDeadLeaderProcess(t *testing.T) {
 		unreachable += nd.elector.Stats().LeaderUnreachable
 	}
 	assert.Positive(t, unreachable, "no follower learnt of the dead process from its probe")
+}
+
+// TestLoopbackWithGoClock: real sockets with a clock of the caller's
+// (Config.Clock) run the loop on Run's goroutine, packets queued and a Go
+// timer selected on: nothing may re-arm that timer from a socket reader's
+// goroutine (the race detector says so if it does). Crash and rejoin give
+// the timer and the packets plenty of interleavings.
+func TestLoopbackWithGoClock(t *testing.T) {
+	c := newLoopback(t, loopOptions{n: 3, clock: udp.GoClock{}})
+	leader := c.waitAgreement()
+	c.crash(leader)
+	c.waitAgreement()
+	c.stopAll()
 }

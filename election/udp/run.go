@@ -37,7 +37,9 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	e.probeCtx = probeCtx
 	e.timer = e.newTimer()
 	defer e.timer.stop()
-	if h, ok := e.cfg.Transport.(handoffTransport); ok {
+	// Packets are handed over only when the timer fires by itself too: a
+	// timer that Run selects on must only be re-armed on Run's goroutine.
+	if h, ok := e.cfg.Transport.(handoffTransport); ok && e.timer.C() == nil {
 		h.HandOff(e.onPacket)
 	}
 	e.loop.Unlock()
