@@ -303,13 +303,22 @@ func (n *Node) barred(now time.Time) bool {
 const presenceIntervals = 5
 
 // presence sends our leader a FlagReport Query (its evidence says we hear
-// it) at most once per presenceIntervals, in reply to its heartbeat m.
-// Quorum mode has ACKs for this.
+// it) once per presenceIntervals heartbeats, in reply to its heartbeat m:
+// on the heartbeats whose Beat is a multiple of presenceIntervals, so that
+// every follower reports on the same one and the leader reads all their
+// reports in one wake-up; and on any heartbeat once presenceIntervals+1
+// intervals passed without a report (the aligned heartbeat was lost). An
+// aligned heartbeat right after a report (its first, or a late one) is
+// skipped. Quorum mode has ACKs for this.
 func (n *Node) presence(now time.Time, m *Message) {
 	if n.q.on() || m.Type != Heartbeat {
 		return
 	}
-	if !n.hear.reportAt.IsZero() && now.Sub(n.hear.reportAt) < presenceIntervals*n.cfg.Interval {
+	last := n.hear.reportAt
+	since := now.Sub(last)
+	aligned := m.Beat%presenceIntervals == 0 && since >= 2*n.cfg.Interval
+	overdue := since >= (presenceIntervals+1)*n.cfg.Interval
+	if !last.IsZero() && !aligned && !overdue {
 		return
 	}
 	n.hear.reportAt = now

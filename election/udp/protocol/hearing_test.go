@@ -144,3 +144,34 @@ func TestRivalReportNotDelayedByPresence(t *testing.T) {
 	assert.NotZero(t, out[1].Msg.Flags&FlagRejected)
 	assert.Equal(t, "l", f.Status().Leader.ID)
 }
+
+// Followers tell their leader they hear it on the same heartbeats (every
+// presenceIntervals-th Beat), so the leader reads their reports in one
+// wake-up; a follower that missed that heartbeat reports on a later one
+// once presenceIntervals+1 intervals passed, well before the leader would
+// count itself isolated (isolatedIntervals).
+func TestPresenceReportsAlignOnBeats(t *testing.T) {
+	reports := func(join uint64, lost map[uint64]bool) []uint64 {
+		f := newTestNode(t)
+		var got []uint64
+		for b := join; b <= 30; b++ {
+			if lost[b] {
+				continue
+			}
+			f.Step(t0.Add(time.Duration(b)*f.cfg.Interval), beat("l", 1, b, 5))
+			for _, e := range f.Ready() {
+				if e.Msg.Type == Query && e.Msg.Flags&FlagReport != 0 {
+					assert.Equal(t, "l", e.To)
+					got = append(got, b)
+				}
+			}
+		}
+		return got
+	}
+	assert.Equal(t, []uint64{2, 5, 10, 15, 20, 25, 30}, reports(1, nil), "joined at beat 1")
+	assert.Equal(t, []uint64{4, 10, 15, 20, 25, 30}, reports(3, nil), "joined at beat 3: beat 5 comes right after its first report")
+	assert.Equal(t, []uint64{2, 5, 10, 16, 20, 25, 30}, reports(1, map[uint64]bool{15: true}),
+		"beat 15 lost: reported at 16, six intervals after the last")
+	assert.Equal(t, []uint64{2, 5, 10, 18, 20, 25, 30}, reports(1, map[uint64]bool{15: true, 16: true, 17: true}),
+		"beats 15-17 lost: reported on the first heartbeat heard after the gap")
+}
