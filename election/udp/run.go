@@ -106,15 +106,8 @@ func (e *Elector) onPacket(p Packet) {
 func (e *Elector) onTimer() {
 	e.event(func() time.Time {
 		e.timer.fired()
-		var payload []byte
-		if e.cfg.Payload != nil {
-			payload = e.cfg.Payload()
-		}
-		e.mu.Lock()
+		e.lockWithPayload()
 		defer e.mu.Unlock()
-		if payload != nil {
-			e.node.SetPayload(payload)
-		}
 		now := e.clock.Now()
 		e.node.Tick(now)
 		e.probes.start(e.probeCtx, e.node, now)
@@ -158,14 +151,7 @@ func (e *Elector) receive(p Packet) time.Time {
 	if e.cfg.Keyring == nil && wire.Signed(p.Data) && m.From != e.cfg.Protocol.NodeID {
 		e.auth.signed(e.log, p.At, p.From)
 	}
-	var payload []byte
-	if e.cfg.Payload != nil {
-		payload = e.cfg.Payload()
-	}
-	e.mu.Lock()
-	if payload != nil {
-		e.node.SetPayload(payload) // what our claim, vote or handover carries
-	}
+	e.lockWithPayload() // what our claim, vote or handover carries
 	// Protocol time is the Elector's clock, not the transport's receive
 	// stamp: that one stops during a host suspend.
 	now := e.clock.Now()
@@ -202,18 +188,25 @@ func (e *Elector) publishNow() {
 	e.mu.Unlock()
 }
 
-// setHolding hands the node the current payload, then the holding state:
-// a release is sent with the runs' outcome.
-func (e *Elector) setHolding() {
+// lockWithPayload locks e.mu and hands the node the application's current
+// payload (Config.Payload), so that whatever it sends next carries it.
+// Payload is read before the lock: it may call back into the Elector.
+func (e *Elector) lockWithPayload() {
 	var payload []byte
 	if e.cfg.Payload != nil {
 		payload = e.cfg.Payload()
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if payload != nil {
 		e.node.SetPayload(payload)
 	}
+}
+
+// setHolding hands the node the current payload, then the holding state:
+// a release is sent with the runs' outcome.
+func (e *Elector) setHolding() {
+	e.lockWithPayload()
+	defer e.mu.Unlock()
 	e.node.SetHolding(e.clock.Now(), e.holding.Load())
 }
 
