@@ -162,6 +162,18 @@ func (s *udpSettings) Load(src *Source) error {
 	if s.Misses < 2 {
 		bad("misses", "%d: want at least 2 (one lost packet must not start an election)", s.Misses)
 	}
+	// The protocol forgets a peer silent for ForgetPeerAfter: a leader
+	// must be suspected before that. Said here in the user's keys, not in
+	// the protocol's field names.
+	forget := protocol.DefaultLANConfig().ForgetPeerAfter
+	if s.Interval > 0 && s.Misses >= 2 && (s.Interval > forget || time.Duration(s.Misses)*s.Interval > forget) {
+		key := "interval"
+		if (src.Changed("misses") || src.InFile("misses")) && !src.Changed("interval") && !src.InFile("interval") {
+			key = "misses"
+		}
+		bad(key, "interval %v × misses %d is over %v: a follower must suspect a silent leader before it forgets a silent peer (%v)",
+			s.Interval, s.Misses, forget, forget)
+	}
 	if s.ClusterSize < 0 || s.ClusterSize > 255 {
 		bad("cluster_size", "%d: want 0 (no quorum) or 1-255", s.ClusterSize)
 	}

@@ -150,7 +150,11 @@ func noArgs(_ *cobra.Command, args []string) error {
 // exactArgs wants n positional arguments, named what in the error.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
-		if len(args) != n {
+		switch {
+		case len(args) == n:
+		case len(args) == 0:
+			return usageError{fmt.Errorf("want exactly %d %s, got none", n, what)}
+		default:
 			return usageError{fmt.Errorf("want exactly %d %s, got %d: %s", n, what, len(args), strings.Join(args, " "))}
 		}
 		return nil

@@ -96,7 +96,8 @@ func newFile(name string) *File {
 }
 
 // Has reports whether key (a path such as "election.port") was in the
-// file, so that a value written as 0 can be told from one left out.
+// file, so that a value written as 0 can be told from one left out. A
+// value with an error (reported by Load) counts as left out.
 func (f *File) Has(key string) bool {
 	_, ok := f.lines[key]
 	return ok

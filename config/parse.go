@@ -127,6 +127,11 @@ type decoder struct {
 }
 
 func (d *decoder) failf(n *yaml.Node, path, format string, args ...any) {
+	// A value that did not decode counts as absent (Has, Where): checks
+	// made later on the decoded values use the default instead of the zero
+	// left behind, so "interval: 5" is reported once, as not a duration,
+	// and not again as a 0s interval.
+	delete(d.f.lines, path)
 	if path == "" {
 		d.errs = append(d.errs, fmt.Errorf("%s:%d: %s", d.name, n.Line, fmt.Sprintf(format, args...)))
 		return

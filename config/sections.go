@@ -44,7 +44,14 @@ func (d *decoder) election(n *yaml.Node) {
 		return
 	}
 	e := &d.f.Election
-	known := append(append([]string{}, electionKeys...), d.opts.ElectionKeys...)
+	// Modes name their keys again (the built-in ones are also known
+	// here): list each once, so "known: ..." in an error does too.
+	known := append([]string{}, electionKeys...)
+	for _, k := range d.opts.ElectionKeys {
+		if !contains(known, k) {
+			known = append(known, k)
+		}
+	}
 	d.mapping(n, "election", known, func(key string, v *yaml.Node) {
 		p := "election." + key
 		switch key {

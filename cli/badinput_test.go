@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBadInputNamesCulprit: a newcomer's wrong inputs are refused with a
+// message naming the file, line, key or flag and the value, in the user's
+// words (no protocol field names), each problem once.
+func TestBadInputNamesCulprit(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	udp := []string{"--bind", "127.0.0.1", "--peers", "127.0.0.1:1"}
+	good := file("good.yaml", "jobs:\n  - name: a\n    schedule: '@every 5s'\n    command: [true]\n")
+	typo := file("typo.yaml", "election:\n  mode: static\n  leadr: vm\n")
+	notDuration := file("interval.yaml", "election:\n  interval: 5\n  misses: 0\n")
+	longMisses := file("misses.yaml", "election:\n  misses: 200\n")
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string // stderr contains each
+		not  []string // stderr contains none
+		once []string // stderr contains each exactly once
+	}{
+		{"typo'd election key lists the known keys once", []string{"check-config", typo}, ExitConfig,
+			[]string{typo + `:3: election.leadr: unknown key (did you mean "leader"?)`},
+			nil, []string{"leader,", "env_var,", "cluster,"}},
+		{"undecodable interval is reported once, as written", []string{"check-config", notDuration}, ExitConfig,
+			[]string{notDuration + `:2: election.interval: "5": not a duration`,
+				notDuration + `:3: election.misses (or --misses): 0: want at least 2`},
+			[]string{"0s: must be positive"}, []string{"election.interval"}},
+		{"--interval too long for misses", append([]string{"check-config", good, "--interval", "1h"}, udp...), ExitConfig,
+			[]string{"--interval: interval 1h0m0s × misses 3 is over 30s"},
+			[]string{"ForgetPeerAfter", "election settings"}, nil},
+		{"--misses too many for the interval", append([]string{"check-config", good, "--misses", "1000"}, udp...), ExitConfig,
+			[]string{"--misses: interval 200ms × misses 1000 is over 30s"},
+			[]string{"ForgetPeerAfter"}, nil},
+		{"misses in the file too many", append([]string{"check-config", longMisses}, udp...), ExitConfig,
+			[]string{longMisses + ":2: election.misses (or --misses): interval 200ms × misses 200 is over 30s"},
+			[]string{"ForgetPeerAfter"}, nil},
+		{"trigger without a job", []string{"trigger"}, ExitUsage,
+			[]string{"want exactly 1 job name, got none"}, []string{"got 0: "}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.args...)
+			assert.Equal(t, tt.code, code, "stderr: %s", stderr)
+			for _, w := range tt.want {
+				assert.Contains(t, stderr, w)
+			}
+			for _, n := range tt.not {
+				assert.NotContains(t, stderr, n)
+			}
+			for _, o := range tt.once {
+				assert.Equal(t, 1, strings.Count(stderr, o), "%q once in: %s", o, stderr)
+			}
+			assert.NotContains(t, stderr, "panic")
+		})
+	}
+}
