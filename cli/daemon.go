@@ -274,10 +274,15 @@ func (d *daemon) alive() {
 	_ = d.runner.Snapshot()
 }
 
+// noLeaderKnown is the leader attribute of "leader changed" when no leader
+// is known (the demo reads it back).
+const noLeaderKnown = "none known"
+
 // logCallbacks logs every leadership transition with fixed messages that
 // scripts (scripts/netns-test.sh) and operators grep for, and why a
 // leadership ended: stopping (ctx done), or what the mode's why says.
 func logCallbacks(ctx context.Context, logger *slog.Logger, node string, why func() string) election.Callbacks {
+	var last election.LeaderInfo // callbacks are called one at a time
 	return election.Callbacks{
 		OnStartedLeading: func(_ context.Context, term uint64) {
 			if why != nil {
@@ -299,8 +304,17 @@ func logCallbacks(ctx context.Context, logger *slog.Logger, node string, why fun
 			logger.Info("stopped leading", "reason", reason)
 		},
 		OnNewLeader: func(l election.LeaderInfo) {
+			prev := last
+			last = l
 			if !l.Known() {
-				logger.Warn("leader changed", "leader", "none known", "last_term", l.Term)
+				// Expected while stopping; a warning otherwise: the
+				// leader fell silent, resigned or lost its quorum.
+				level := slog.LevelWarn
+				if ctx.Err() != nil {
+					level = slog.LevelInfo
+				}
+				logger.Log(context.Background(), level, "leader changed", "leader", noLeaderKnown,
+					"previous", prev.ID, "previous_term", prev.Term)
 				return
 			}
 			logger.Info("leader changed", "leader", l.ID, "addr", l.Addr, "term", l.Term, "self", l.ID == node)

@@ -84,6 +84,9 @@ func parseDemoLine(line []byte, now time.Time) demoEvent {
 		ev.kind = evStoppedLeading
 	case "leader changed":
 		ev.kind, ev.leader = evLeaderChanged, l.Leader
+		if l.Leader == noLeaderKnown {
+			ev.leader = ""
+		}
 	case "jobs: run started":
 		ev.kind, ev.job, ev.runID, ev.scheduled = evRunStarted, l.Job, l.RunID, l.ScheduledAt
 	case "jobs: output":
