@@ -80,6 +80,7 @@ failover times and whether any scheduled instant ran twice.`,
 			if err != nil {
 				return err
 			}
+			writeDemoNext(cmd.OutOrStdout())
 			switch {
 			case len(sum.Duplicates) > 0:
 				return fmt.Errorf("%d scheduled instants ran more than once", len(sum.Duplicates))
@@ -96,6 +97,17 @@ failover times and whether any scheduled instant ran twice.`,
 	fs.DurationVar(&o.interval, "interval", o.interval, "heartbeat interval of the nodes")
 	fs.IntVar(&o.basePort, "base-port", o.basePort, "UDP port of n1; n2 uses the next one, and so on")
 	return cmd
+}
+
+// writeDemoNext tells someone who just saw the demo where to go next.
+func writeDemoNext(w io.Writer) {
+	fmt.Fprint(w, `
+next:
+  one node of your own, running the jobs of examples/demo.yaml (in the source tree):
+    lanleader run --mode=static --leader "$(hostname)" --config examples/demo.yaml
+  while it runs, in another shell: lanleader status, lanleader jobs, or http://127.0.0.1:7484/
+  a real cluster: docs/operations.md ("A 3-node cluster with a key, step by step")
+`)
 }
 
 // demo is one run of the demo cluster. Only the goroutine in runDemo

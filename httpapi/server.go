@@ -167,7 +167,8 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	if ap, err := netip.ParseAddrPort(addr); err == nil && !ap.Addr().IsLoopback() {
 		s.log.Warn("httpapi: listening beyond loopback; /status and /metrics are readable by anyone who can reach this address", "addr", addr)
 	} else {
-		s.log.Info("httpapi: listening", "addr", addr)
+		s.log.Info("httpapi: listening", "addr", addr, "status_page", "http://"+addr+"/",
+			"see", "lanleader status, lanleader jobs")
 	}
 	srv := &http.Server{
 		Handler:           s.Handler(),
