@@ -104,7 +104,7 @@ func writeDemoNext(w io.Writer) {
 	fmt.Fprint(w, `
 next:
   one node of your own, running the jobs of examples/demo.yaml (in the source tree):
-    lanleader run --mode=static --leader "$(hostname)" --config examples/demo.yaml
+    lanleader run --mode=static --leader "$(uname -n)" --config examples/demo.yaml
   while it runs, in another shell: lanleader status, lanleader jobs, or http://127.0.0.1:7484/
   a real cluster: docs/operations.md ("A 3-node cluster with a key, step by step")
 `)

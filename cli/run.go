@@ -132,7 +132,7 @@ STOPPING=1 and WATCHDOG=1.
 Exit codes: 0 stopped, 1 runtime failure (status port taken, socket error),
 2 usage error, 3 invalid config file or flag value.`,
 		Example: `  lanleader run --config /etc/lanleader/lanleader.yaml
-  lanleader run --mode=static --leader "$(hostname)" --config examples/demo.yaml
+  lanleader run --mode=static --leader "$(uname -n)" --config examples/demo.yaml
   lanleader run --config app.yaml --peers 10.0.0.1:7483,10.0.0.2:7483 --secret-file /etc/lanleader/key`,
 		Args: noArgs,
 	}
