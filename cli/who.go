@@ -21,11 +21,10 @@ func newWhoCmd() *cobra.Command {
 		Use:   "who",
 		Short: "ask the LAN who leads",
 		Long: `Who sends a QUERY to the udp-mode cluster (by its transport: broadcast,
-multicast, or unicast to --peers) and prints
-every leader that answers with its term, address and round-trip time. Two
-answers mean a split brain or a handover in progress. With --config it
-takes the cluster, port, bind address, transport, group, peers and key from
-the file.`,
+multicast, or unicast to --peers) and prints every leader that answers with
+its term, address and round-trip time. Two answers mean a split brain or a
+handover in progress. With --config it takes the cluster, port, bind
+address, transport, group, peers and key from the file.`,
 		Example: `  lanleader who
   lanleader who --config /etc/lanleader/lanleader.yaml
   lanleader who --cluster office --secret-file /etc/lanleader/key`,

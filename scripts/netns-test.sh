@@ -31,9 +31,10 @@ usage() {
 usage: sudo $0 [options]
 
 Scenario suite (default): start-up, kill, restart, term, pause, partition,
-oneway, loss (last: followers raise their suspicion threshold after seeing
-loss, which would slow the failovers measured after it), then the term and
-exactly-once checks over the logs.
+oneway, those of scripts/netns/*.sh that join the default suite (about 25
+in all; --list names them), and loss last (followers raise their suspicion
+threshold after seeing loss, which would slow the failovers measured after
+it), then the term and exactly-once checks over the logs.
 
 options:
   --nodes N            nodes (default 5; 3 with --bench)
