@@ -60,3 +60,22 @@ func TestManPages(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `\fB--stop-grace\fP`, "flags come from the command definitions")
 }
+
+// TestHelpUnknownTopic: "help X" for no command X is a usage error naming
+// X (cobra's default printed the root's help and exited 0).
+func TestHelpUnknownTopic(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help", "nothing"}, `lanleader help: unknown help topic "nothing"`},
+		{[]string{"help", "stauts"}, `unknown help topic "stauts" (did you mean "status"?)`},
+		{[]string{"help", "run", "extra"}, `unknown help topic "run extra"`},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runCLI(t, tt.args...)
+		assert.Equal(t, ExitUsage, code, "%v", tt.args)
+		assert.Contains(t, stderr, tt.want, "%v", tt.args)
+		assert.Empty(t, stdout, "%v", tt.args)
+	}
+}

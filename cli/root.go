@@ -123,6 +123,7 @@ Configuration: ` + DefaultConfigPath + ` (see docs/configuration.md).`,
 		},
 	}
 	root.SuggestionsMinimumDistance = 2
+	root.SetHelpCommand(newHelpCmd())
 	root.SetVersionTemplate("lanleader {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
@@ -137,6 +138,41 @@ Configuration: ` + DefaultConfigPath + ` (see docs/configuration.md).`,
 		newManCmd(),
 	)
 	return root
+}
+
+// newHelpCmd is "help [command]". cobra's own would show the root's help,
+// with exit 0, for a topic that names no command (the root takes
+// arguments to say "unknown command" itself).
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "help about any command",
+		Long:  "Help prints the help of a command, the same as COMMAND --help.",
+		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			var names []cobra.Completion
+			if len(args) == 0 {
+				for _, sub := range c.Root().Commands() {
+					if sub.IsAvailableCommand() {
+						names = append(names, sub.Name())
+					}
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				msg := fmt.Sprintf("unknown help topic %q", strings.Join(args, " "))
+				if s := c.Root().SuggestionsFor(args[0]); len(s) > 0 {
+					msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+				}
+				return usageError{errors.New(msg)}
+			}
+			cmd.InitDefaultHelpFlag()
+			cmd.InitDefaultVersionFlag()
+			return cmd.Help()
+		},
+	}
 }
 
 // noArgs rejects positional arguments as a usage error.
