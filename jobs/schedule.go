@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -55,6 +56,7 @@ func parseScheduleIn(spec string, local *time.Location) (sched Schedule, err err
 		body = cronieFields(body)
 	}
 	elapsed := elapsedHours(body)
+	descriptor := strings.HasPrefix(body, "@")
 	if tz != "" {
 		body = tz + " " + body
 	}
@@ -65,6 +67,12 @@ func parseScheduleIn(spec string, local *time.Location) (sched Schedule, err err
 	}()
 	parsed, err := parser.Parse(body)
 	if err != nil {
+		if descriptor { // robfig says "unrecognized descriptor" and no more
+			return nil, errors.New("not a known descriptor: want @every DURATION (e.g. @every 5m), @hourly, @daily (or @midnight), @weekly, @monthly or @yearly (or @annually), alone")
+		}
+		if strings.HasPrefix(err.Error(), "expected 5 to 6 fields") {
+			return nil, fmt.Errorf("%d fields: want 5 (minute hour day-of-month month day-of-week) or 6 (second first), or a descriptor such as @daily or @every 5m", len(strings.Fields(body))-boolInt(tz != ""))
+		}
 		return nil, err
 	}
 	spec6, ok := parsed.(*cron.SpecSchedule)
@@ -162,4 +170,11 @@ func NextN(spec string, t time.Time, n int) ([]time.Time, error) {
 		out = append(out, t.In(s.Location()))
 	}
 	return out, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

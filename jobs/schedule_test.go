@@ -21,6 +21,12 @@ func TestParseScheduleErrors(t *testing.T) {
 		{"CRON_TZ=Europe/Berlin", "time zone prefix without a schedule"},
 		{"", "empty schedule"},
 		{"0 0 30 2 *", "never fires"},
+		{"@evry 5s", "not a known descriptor: want @every DURATION"},
+		{"@every5s", "not a known descriptor"},
+		{"@daily at 3", "not a known descriptor"},
+		{"CRON_TZ=UTC @dayly", "not a known descriptor"},
+		{"* * * *", "4 fields: want 5 (minute hour day-of-month month day-of-week) or 6 (second first)"},
+		{"CRON_TZ=UTC 0 0 0 * * * *", "7 fields: want 5"},
 	}
 	for _, tt := range tests {
 		_, err := ParseSchedule(tt.spec)
