@@ -205,7 +205,7 @@ func (s *udpSettings) Load(src *Source) error {
 	} else if bind, err := udp.ResolveBind(s.Bind, mode); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "udp: ")
 		if errors.Is(err, udp.ErrAddressNotUp) {
-			src.Warn("bind: %s (run waits for the address to come up)", msg)
+			src.Warn("%s (run waits for the address to come up)", msg)
 		} else {
 			bad("bind", "%s", msg)
 		}
