@@ -247,6 +247,9 @@ func TestStatusAndWhoReadTheConfig(t *testing.T) {
 	code, _, stderr := runCLI(t, "status", "--config", cfg, "--timeout", "2s")
 	assert.Equal(t, ExitFailure, code)
 	assert.Contains(t, stderr, "is lanleader running with --http "+addr+"?", "the address comes from election.http")
+	assert.Contains(t, stderr, "status from http://"+addr+"/status: dial tcp")
+	assert.NotContains(t, stderr, "httpapi:", "errors name no packages")
+	assert.NotContains(t, stderr, `Get "`, "the URL once")
 
 	code, _, stderr = runCLI(t, "who", "--config", cfg, "--bind", "127.0.0.1", "--peers", "127.0.0.1:9")
 	assert.Equal(t, ExitConfig, code)

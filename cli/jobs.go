@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,7 @@ ledgers (marked "heard": only instant, node, term and outcome are known).`,
 			defer cancel()
 			doc, err := httpapi.FetchJobs(ctx, addr, runs)
 			if err != nil {
-				return fmt.Errorf("is lanleader running with --http %s? %w", addr, err)
+				return fmt.Errorf("is lanleader running with --http %s? %s", addr, strings.TrimPrefix(err.Error(), "httpapi: "))
 			}
 			return printDoc(cmd.OutOrStdout(), asJSON, doc, func(w io.Writer) error { return httpapi.WriteJobs(w, doc) })
 		},

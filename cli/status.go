@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,7 +47,7 @@ With --config it reads the endpoint address from the file's election.http.`,
 			defer cancel()
 			doc, err := httpapi.FetchStatus(ctx, addr)
 			if err != nil {
-				return fmt.Errorf("is lanleader running with --http %s? %w", addr, err)
+				return fmt.Errorf("is lanleader running with --http %s? %s", addr, strings.TrimPrefix(err.Error(), "httpapi: "))
 			}
 			return printDoc(cmd.OutOrStdout(), asJSON, doc, func(w io.Writer) error { return httpapi.WriteTable(w, doc) })
 		},

@@ -3,9 +3,11 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"time"
 )
@@ -38,6 +40,11 @@ func getJSON(ctx context.Context, url, what string, v any) error {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		// Not *url.Error's own text: it repeats the method and the URL.
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return fmt.Errorf("httpapi: %s from %s: %w", what, url, err)
 	}
 	defer resp.Body.Close()
