@@ -47,7 +47,8 @@ func sameRun(a, b RunRecord) bool {
 
 // Add records a finished run. A record of a run already present replaces
 // it unless the present one was made by this node and the new one was only
-// heard (the local record knows more).
+// heard (the local record knows more), or both were heard and the new one
+// is interrupted where the present one has the run's own outcome.
 func (h *History) Add(rec RunRecord) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -58,7 +59,7 @@ func (h *History) addLocked(rec RunRecord) {
 	runs := h.runs[rec.Job]
 	for i, old := range runs {
 		if sameRun(old, rec) {
-			if rec.Heard && (!old.Heard || old.Outcome == rec.Outcome) {
+			if rec.Heard && (!old.Heard || old.Outcome == rec.Outcome || rec.Outcome.progress() < old.Outcome.progress()) {
 				return // nothing new
 			}
 			runs = append(runs[:i], runs[i+1:]...)

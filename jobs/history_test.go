@@ -54,16 +54,22 @@ func TestHistoryHeardDoesNotReplaceLocal(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, "r1", got[0].RunID, "the local record knows more")
 
-	// A heard record whose outcome changes (running -> interrupted) updates.
+	// A heard run's own outcome replaces a leader's conclusion that it was
+	// interrupted, never the other way round (a stale relay).
 	h2 := NewHistory(5)
-	h2.Add(heard)
-	h2.Add(heard)
+	interrupted := heard
+	interrupted.Outcome = OutcomeInterrupted
+	h2.Add(interrupted)
+	h2.Add(interrupted)
 	require.Len(t, h2.Runs("a", 0), 1, "the same run heard twice is kept once")
-	heard.Outcome = OutcomeInterrupted
 	h2.Add(heard)
 	got = h2.Runs("a", 0)
 	require.Len(t, got, 1)
-	assert.Equal(t, OutcomeInterrupted, got[0].Outcome)
+	assert.Equal(t, OutcomeOK, got[0].Outcome, "its own outcome heard late")
+	h2.Add(interrupted)
+	got = h2.Runs("a", 0)
+	require.Len(t, got, 1)
+	assert.Equal(t, OutcomeOK, got[0].Outcome, "a stale conclusion does not take it back")
 	// A manual run of the same second is another run.
 	manual := heard
 	manual.Manual = true

@@ -102,13 +102,18 @@ func (r *Runner) newestEntry(j *job) (LedgerEntry, bool) {
 	return own, haveOwn
 }
 
-// newer reports whether a is a later entry than b: a later instant, or the
-// same instant under a higher term.
+// newer reports whether a is a later entry than b: a later instant, the
+// same instant under a higher term, or the same run further along
+// (Outcome.progress: ended rather than running, an outcome heard rather
+// than interrupted).
 func newer(a, b LedgerEntry) bool {
 	if !a.Instant.Equal(b.Instant) {
 		return a.Instant.After(b.Instant)
 	}
-	return a.Term > b.Term
+	if a.Term != b.Term {
+		return a.Term > b.Term
+	}
+	return a.Outcome.progress() > b.Outcome.progress()
 }
 
 // takeOver decides, for one job at the start of leadership term (taken

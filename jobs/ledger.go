@@ -84,6 +84,24 @@ func (o Outcome) final() bool {
 
 func (o Outcome) valid() bool { return o >= OutcomeRunning && o <= OutcomeNone }
 
+// progress orders the states of one run (one instant under one term): it
+// is running, then it ends once. Interrupted is what a leader concludes
+// when the end is unknown, so an outcome heard from the run's node
+// (ok, failed, cancelled) supersedes it. A stale copy of an earlier state
+// (a relay by a node that missed the end, a late packet) never takes a
+// run back.
+func (o Outcome) progress() int {
+	switch o {
+	case OutcomeOK, OutcomeFailed, OutcomeCancelled:
+		return 3
+	case OutcomeInterrupted:
+		return 2
+	case OutcomeRunning:
+		return 1
+	}
+	return 0
+}
+
 // LedgerEntry is what the ledger knows about one job: the last scheduled
 // instant started, how that run ended, and under which term it started.
 type LedgerEntry struct {

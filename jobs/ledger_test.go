@@ -153,8 +153,8 @@ func TestLatestDue(t *testing.T) {
 
 // AdoptLedger merges: the later entry per job wins whatever order ledgers
 // arrive in (two leaders of a split), an outcome update for the same
-// instant replaces the old one, and a truncated ledger makes the jobs it
-// left out unknown.
+// instant replaces the old one but a stale one never does, and a truncated
+// ledger makes the jobs it left out unknown.
 func TestAdoptLedgerMerges(t *testing.T) {
 	r := newTestRunner(t, "c", nil, everyMinute("a"), everyMinute("b"))
 	id := JobIDOf("a")
@@ -176,8 +176,14 @@ func TestAdoptLedgerMerges(t *testing.T) {
 	require.NotNil(t, known("a"))
 	assert.Equal(t, entry(5, OutcomeRunning, 5), *known("a"))
 
+	adopt(Ledger{Entries: []LedgerEntry{entry(5, OutcomeInterrupted, 5)}})
+	assert.Equal(t, OutcomeInterrupted, known("a").Outcome, "same instant and term: the run's end wins")
 	adopt(Ledger{Entries: []LedgerEntry{entry(5, OutcomeOK, 5)}})
-	assert.Equal(t, OutcomeOK, known("a").Outcome, "same instant and term: the update wins")
+	assert.Equal(t, OutcomeOK, known("a").Outcome, "its own outcome over a leader's conclusion")
+	for _, stale := range []Outcome{OutcomeRunning, OutcomeInterrupted} {
+		adopt(Ledger{Entries: []LedgerEntry{entry(5, stale, 5)}}) // a relay by a node that missed the end
+		assert.Equal(t, OutcomeOK, known("a").Outcome, "a stale %v never takes the run back", stale)
+	}
 
 	adopt(Ledger{Entries: []LedgerEntry{{JobID: JobIDOf("b"), Instant: t0, Outcome: OutcomeOK, Term: 7}}, Truncated: true})
 	assert.Nil(t, known("a"), "left out of a truncated ledger: unknown")

@@ -70,7 +70,8 @@ func (r *Runner) Ledger() []byte {
 // directly or through Run); if that changes what it knows, the ledger it
 // publishes changes too (OnLedgerChange).
 // Per job the later entry wins (later instant, then higher term; for the
-// same instant and term, the one adopted last, so outcomes update). Merging
+// same instant and term the run's end over running, and an outcome heard
+// over interrupted: a stale relay never takes a run back). Merging
 // rather than replacing keeps what two leaders of a split did. A job missing
 // from a truncated ledger becomes unknown until a later ledger names it. It
 // is used when this node next becomes leader. A malformed ledger is
