@@ -16,10 +16,29 @@ import (
 // job, the running entry a holder says it runs (AdoptLedgerFrom): a hold,
 // renewed by every such message for HoldLapse. A new leader does not
 // count a held run as interrupted, and its overlap policy applies to it as
-// to a run of its own. A hold ends when its holder's ledger says the run
-// ended, when a message of the holder without the mark says it runs
-// nothing, or when it lapses unrenewed (the holder died or is cut off):
-// the leader then treats the run as interrupted (interruptedAt).
+// to a run of its own.
+//
+// A hold ends in one of three ways:
+//   - its holder's ledger names the run's outcome: adopted, nothing more;
+//   - its holder says it does not run it (a message without the mark, or
+//     a marked ledger that does not name it running) while what this node
+//     knows of the run still says running: the run ended without its
+//     outcome reaching anyone (typically the holder restarted, with a new
+//     process that never ran it) — released;
+//   - it lapses unrenewed: the holder died or is cut off.
+//
+// In the last two the leader counts the run as interrupted (lapse, the one
+// place of that rule): its ledger entry says so, its history has it, a WARN
+// names job, instant and node, and rerun_interrupted runs it again within
+// misfire_grace. A node that does not lead leaves the hold lapsed; its
+// takeover, if any, finds the run still running and counts it interrupted
+// then. So does a leader that can no longer act as one when a release
+// comes: the holder's message without the mark may be its heartbeat as
+// the leader that just deposed it, and a leader's runs are its own. Once
+// a leader concluded, the holder's later word that it runs the run it
+// released is stale (an old packet, a restored ledger re-sent) and makes
+// no hold. A marked ledger truncated without the run says nothing about
+// it.
 
 // hold is a run another node said it still runs.
 type hold struct {
@@ -29,15 +48,19 @@ type hold struct {
 	entry LedgerEntry
 	// until is when the hold lapses unless renewed.
 	until time.Time
+	// released is set when from said it does not run it while no outcome
+	// of it had reached this node; until is then the time it said so.
+	released bool
 }
 
 // AdoptLedgerFrom adopts a ledger heard from node from, like AdoptLedger,
 // and records what it says about from's own runs: with holding set (the
 // sender, not leading, still runs jobs), each running entry of a term from
-// led is a run going on from, held for RunnerConfig.HoldLapse; without it,
-// from runs nothing, and its holds end. Entries of terms other nodes led
-// (a relayed pool) never make a hold (RunnerConfig.LedBy says who led a
-// term).
+// led is a run going on from, held for RunnerConfig.HoldLapse; any of
+// from's holds its ledger does not name running ends (released if no
+// outcome of it is known). Without holding, from runs nothing: all its
+// holds end so. Entries of terms other nodes led (a relayed pool) never
+// make a hold (RunnerConfig.LedBy says who led a term).
 func (r *Runner) AdoptLedgerFrom(from string, holding bool, b []byte) error {
 	l, err := DecodeLedger(b)
 	if err != nil {
@@ -47,41 +70,71 @@ func (r *Runner) AdoptLedgerFrom(from string, holding bool, b []byte) error {
 	r.mu.Lock()
 	r.adoptLocked(l)
 	if from != "" && from != r.cfg.Node {
-		r.holdLocked(from, holding, l.Entries, now)
+		r.holdLocked(from, holding, l, now)
 	}
 	r.mu.Unlock()
 	return nil
 }
 
-// holdLocked renews or ends from's holds per its ledger. Must hold r.mu.
-func (r *Runner) holdLocked(from string, holding bool, entries []LedgerEntry, now time.Time) {
+// holdLocked renews or ends from's holds per its ledger l. Must hold r.mu.
+func (r *Runner) holdLocked(from string, holding bool, l Ledger, now time.Time) {
 	renewed := map[uint64]bool{}
-	if holding {
-		for _, e := range entries {
-			if e.Outcome != OutcomeRunning || !r.ledBy(from, e.Term) {
-				continue
-			}
-			j, manual := r.jobByLedgerID(e.JobID)
-			if j == nil {
-				continue
-			}
-			if _, had := r.holds[e.JobID]; !had {
-				r.log.Info("jobs: a run of this job is still going on another node", "job", j.spec.Name,
-					"node", from, "scheduled_at", e.Instant, "started_term", e.Term, "manual", manual)
-				select {
-				case j.holdWake <- struct{}{}:
-				default:
-				}
-			}
-			r.holds[e.JobID] = hold{from: from, entry: e, until: now.Add(r.cfg.HoldLapse)}
-			renewed[e.JobID] = true
+	named := map[uint64]bool{}
+	for _, e := range l.Entries {
+		named[e.JobID] = true
+		if !holding || e.Outcome != OutcomeRunning || !r.ledBy(from, e.Term) {
+			continue
 		}
+		j, manual := r.jobByLedgerID(e.JobID)
+		if j == nil {
+			continue
+		}
+		if rel, ok := r.released[e.JobID]; ok && rel.from == from && oneRun(rel.entry, e) {
+			continue // it said it no longer runs it: a stale copy
+		}
+		if old, had := r.holds[e.JobID]; !had || old.released || !oneRun(old.entry, e) {
+			r.log.Info("jobs: a run of this job is still going on another node", "job", j.spec.Name,
+				"node", from, "scheduled_at", e.Instant, "started_term", e.Term, "manual", manual)
+			wake(j)
+		}
+		r.holds[e.JobID] = hold{from: from, entry: e, until: now.Add(r.cfg.HoldLapse)}
+		renewed[e.JobID] = true
 	}
 	for id, h := range r.holds {
-		if h.from == from && !renewed[id] {
-			delete(r.holds, id) // ended; its outcome, if named, is adopted
+		switch {
+		case h.from != from || renewed[id] || h.released:
+		case holding && l.Truncated && !named[id]:
+			// Left out to fit: no word on this run.
+		case r.stillRunning(id, h.entry):
+			h.released, h.until = true, now
+			r.holds[id] = h
+			if j, _ := r.jobByLedgerID(id); j != nil {
+				wake(j) // its loop, if leading, concludes (lapse)
+			}
+		default:
+			delete(r.holds, id) // its outcome was heard, or a later run superseded it
 		}
 	}
+}
+
+// wake tells j's scheduling loop that its holds changed.
+func wake(j *job) {
+	select {
+	case j.holdWake <- struct{}{}:
+	default:
+	}
+}
+
+// oneRun reports whether a and b are entries of one run: one instant
+// under one term.
+func oneRun(a, b LedgerEntry) bool { return a.Instant.Equal(b.Instant) && a.Term == b.Term }
+
+// stillRunning reports whether the newest entry this node knows under
+// ledger id is run's, still running: no outcome of it and no later run.
+// Must hold r.mu.
+func (r *Runner) stillRunning(id uint64, run LedgerEntry) bool {
+	e, ok := r.newestByID(id)
+	return ok && oneRun(e, run) && e.Outcome == OutcomeRunning
 }
 
 // ledBy reports whether node led term (RunnerConfig.LedBy). Must hold
@@ -93,10 +146,14 @@ func (r *Runner) ledBy(node string, term uint64) bool {
 	return r.leaders[term] == node
 }
 
-// heldLocked returns a live hold at now on a run of j, scheduled or manual
-// (overlap applies across both), if any. Must hold r.mu.
+// holdIDs are the ledger ids of j's runs a hold can be on: its scheduled
+// and its manual runs (overlap applies across both).
+func holdIDs(j *job) [2]uint64 { return [2]uint64{j.id, ManualJobIDOf(j.spec.Name)} }
+
+// heldLocked returns a live hold at now on a run of j, scheduled or manual,
+// if any. Must hold r.mu.
 func (r *Runner) heldLocked(j *job, now time.Time) (hold, bool) {
-	for _, id := range []uint64{j.id, ManualJobIDOf(j.spec.Name)} {
+	for _, id := range holdIDs(j) {
 		if h, ok := r.holds[id]; ok && now.Before(h.until) {
 			return h, true
 		}
@@ -104,46 +161,89 @@ func (r *Runner) heldLocked(j *job, now time.Time) (hold, bool) {
 	return hold{}, false
 }
 
-// holdUntil returns when the hold on j's scheduled run lapses (zero if
-// none). A manual run's hold just lapses: it is never run again.
+// holdUntil returns when the first of the holds on j's runs, scheduled or
+// manual, lapses (zero if none), for its scheduling loop.
 func (r *Runner) holdUntil(j *job) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.holds[j.id].until
+	var until time.Time
+	for _, id := range holdIDs(j) {
+		if h, ok := r.holds[id]; ok && (until.IsZero() || h.until.Before(until)) {
+			until = h.until
+		}
+	}
+	return until
 }
 
-// lapse handles the end of j's hold without word from its holder, while
-// this node leads (after the takeover decision): the run is treated as
-// interrupted at that point, and run again if the job has
-// rerun_interrupted and the instant is still within misfire_grace.
+// lapse ends j's holds, scheduled and manual, that lapsed unrenewed or that
+// their holder released without an outcome, while this node leads (after
+// the takeover decision): a run still running as far as this node knows is
+// interrupted at that point, and a scheduled one runs again if the job has
+// rerun_interrupted and the instant is still within misfire_grace. A
+// manual run is never run again.
 func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
+	type ended struct {
+		h      hold
+		e      LedgerEntry
+		manual bool
+	}
+	var out []ended
+	// CanRun before r.mu, as fire does. A holder's word without the mark
+	// that came as this node stopped leading can be the holder's own
+	// heartbeat as the new leader: its runs are then its own business, not
+	// ended, and the next takeover decides about them.
+	leading := r.cfg.CanRun == nil || r.cfg.CanRun()
 	now := time.Now()
 	r.mu.Lock()
-	h, ok := r.holds[j.id]
-	if !ok || now.Before(h.until) || r.closed || ctx.Err() != nil {
+	if r.closed || ctx.Err() != nil {
 		r.mu.Unlock()
 		return
 	}
-	delete(r.holds, j.id)
-	e, known := r.newestEntry(j)
-	if !known || !e.Instant.Equal(h.entry.Instant) || e.Term != h.entry.Term || e.Outcome != OutcomeRunning {
-		r.mu.Unlock()
-		return // a later run started, or the outcome was heard
+	for _, id := range holdIDs(j) { // all that holdUntil waits for
+		h, ok := r.holds[id]
+		if !ok || now.Before(h.until) {
+			continue
+		}
+		delete(r.holds, id)
+		if h.released {
+			if !leading {
+				continue
+			}
+			r.released[id] = h // a later word that it runs it is stale
+		}
+		if !r.stillRunning(id, h.entry) {
+			continue // a later run started, or the outcome was heard
+		}
+		e := h.entry
+		e.Outcome = OutcomeInterrupted
+		r.setOwn(e)
+		r.history.Add(RunRecord{Job: spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: OutcomeInterrupted,
+			Node: h.from, Manual: id != j.id, Heard: true, ExitCode: -1})
+		out = append(out, ended{h: h, e: e, manual: id != j.id})
 	}
-	e.Outcome = OutcomeInterrupted
-	r.setOwn(j, e)
-	r.ledgerChanged()
+	if len(out) > 0 {
+		r.ledgerChanged()
+	}
 	r.mu.Unlock()
-	log := r.log.With("job", spec.Name, "node", h.from, "scheduled_at", e.Instant, "started_term", e.Term, "term", term)
-	late := now.Sub(e.Instant)
-	switch {
-	case !spec.RerunInterrupted:
-		log.Warn("jobs: node running this job is no longer heard; run interrupted, not running it again")
-	case late >= graceOf(&spec):
-		log.Warn("jobs: node running this job is no longer heard; run interrupted, too late to run it again (misfire_grace)",
-			"late", late, "misfire_grace", graceOf(&spec))
-	default:
-		log.Warn("jobs: node running this job is no longer heard; run interrupted, running it again (rerun_interrupted)")
-		r.fire(ctx, term, j, spec, e.Instant, true)
+	for _, x := range out {
+		why := "jobs: node running this job is no longer heard"
+		if x.h.released {
+			why = "jobs: node running this job no longer runs it and sent no outcome"
+		}
+		log := r.log.With("job", spec.Name, "node", x.h.from, "scheduled_at", x.e.Instant, "started_term", x.e.Term,
+			"term", term, "manual", x.manual)
+		late := now.Sub(x.e.Instant)
+		switch {
+		case x.manual:
+			log.Warn(why + "; manual run interrupted")
+		case !spec.RerunInterrupted:
+			log.Warn(why + "; run interrupted, not running it again")
+		case late >= graceOf(&spec):
+			log.Warn(why+"; run interrupted, too late to run it again (misfire_grace)",
+				"late", late, "misfire_grace", graceOf(&spec))
+		default:
+			log.Warn(why + "; run interrupted, running it again (rerun_interrupted)")
+			r.fire(ctx, term, j, spec, x.e.Instant, true)
+		}
 	}
 }

@@ -28,8 +28,11 @@ type handover struct {
 	eb    *fakeElector
 	logs  *logSink
 	bLead atomic.Bool
-	hold  atomic.Bool
-	cut   atomic.Bool
+	// bDeposed makes b's CanRun false, as the udp elector's is once a
+	// higher term's message has deposed it.
+	bDeposed atomic.Bool
+	hold     atomic.Bool
+	cut      atomic.Bool
 	// release carries a's release (OnHolding(false)) to the network.
 	release chan struct{}
 	wg      sync.WaitGroup
@@ -56,7 +59,7 @@ func newHandover(t *testing.T, ctx context.Context, spec Spec) *handover {
 			}
 		}}, h.fa)
 	h.b = newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second,
-		HoldLapse: holdLapseForTest, Logger: slog.New(h.logs)}, h.fb)
+		HoldLapse: holdLapseForTest, Logger: slog.New(h.logs), CanRun: func() bool { return !h.bDeposed.Load() }}, h.fb)
 	h.ea = newFakeElector(ctx, "a", h.a.Callbacks())
 	h.eb = newFakeElector(ctx, "b", h.b.Callbacks())
 	h.ea.lead(1)

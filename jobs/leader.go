@@ -93,9 +93,13 @@ func (r *Runner) knownEntry(j *job) (LedgerEntry, bool) {
 // newestEntry returns the newest entry for j from any source (own or
 // heard), whether or not a truncated ledger left j out since: what fire
 // must never start again. Must hold r.mu.
-func (r *Runner) newestEntry(j *job) (LedgerEntry, bool) {
-	own, haveOwn := r.own[j.id]
-	peer, havePeer := r.peer[j.id]
+func (r *Runner) newestEntry(j *job) (LedgerEntry, bool) { return r.newestByID(j.id) }
+
+// newestByID is newestEntry for any ledger id (a job's manual runs too).
+// Must hold r.mu.
+func (r *Runner) newestByID(id uint64) (LedgerEntry, bool) {
+	own, haveOwn := r.own[id]
+	peer, havePeer := r.peer[id]
 	if havePeer && (!haveOwn || newer(peer, own)) {
 		return peer, true
 	}
@@ -128,7 +132,7 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 		// schedule was taken up, so that if this leadership ends before
 		// the first instant, the next leader knows the instants after it
 		// are missed ones (run-once), not never due.
-		r.setOwn(j, LedgerEntry{JobID: j.id, Instant: takeover.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term})
+		r.setOwn(LedgerEntry{JobID: j.id, Instant: takeover.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term})
 		delete(r.unknown, j.id)
 		return takeoverPlan{cursor: takeover}
 	}
@@ -145,19 +149,24 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 		log.Info("jobs: previous leader's run still going on its node; overlap policy applies to it",
 			"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term)
 	case e.Outcome == OutcomeRunning && j.active == 0:
-		// Started by a leader that is gone, end unknown.
+		// Started by a leader that is gone, end unknown (a hold on it
+		// lapsed or was released: its node is named).
 		e.Outcome = OutcomeInterrupted
+		warn := log
+		if h, ok := r.holds[j.id]; ok && oneRun(h.entry, e) {
+			warn = log.With("node", h.from)
+		}
 		if j.spec.RerunInterrupted {
 			plan.runNow, plan.rerun = e.Instant, true
-			log.Warn("jobs: previous leader's run was interrupted; running it again (rerun_interrupted)",
+			warn.Warn("jobs: previous leader's run was interrupted; running it again (rerun_interrupted)",
 				"scheduled_at", e.Instant, "started_term", e.Term)
 		} else {
-			log.Warn("jobs: previous leader's run was interrupted; not running it again",
+			warn.Warn("jobs: previous leader's run was interrupted; not running it again",
 				"scheduled_at", e.Instant, "started_term", e.Term)
 		}
 		fallthrough
 	default:
-		r.setOwn(j, e)
+		r.setOwn(e)
 	}
 
 	// Instants that fell due since the last one started: nobody ran them.
@@ -188,11 +197,11 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 	return plan
 }
 
-// setOwn makes e this node's entry for j unless its own is newer (a run
-// started during the gathering window). Must hold r.mu.
-func (r *Runner) setOwn(j *job, e LedgerEntry) {
-	if cur, ok := r.own[j.id]; !ok || !newer(cur, e) {
-		r.own[j.id] = e
+// setOwn makes e this node's entry under its ledger id unless its own is
+// newer (a run started during the gathering window). Must hold r.mu.
+func (r *Runner) setOwn(e LedgerEntry) {
+	if cur, ok := r.own[e.JobID]; !ok || !newer(cur, e) {
+		r.own[e.JobID] = e
 	}
 }
 
@@ -285,7 +294,9 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef, pla
 			continue
 		}
 		if woken {
-			r.lapse(ctx, term, j, spec) // if it has lapsed; else wait again
+			if gather == nil { // while gathering, the takeover decides
+				r.lapse(ctx, term, j, spec) // if it has lapsed; else wait again
+			}
 			continue
 		}
 		now := time.Now()

@@ -137,6 +137,10 @@ type Runner struct {
 	// holds are the runs other nodes said they still run, by ledger id
 	// (holds.go).
 	holds map[uint64]hold
+	// released are the last runs, by ledger id, this node as leader
+	// counted interrupted because their holder said it no longer ran them
+	// (holds.go).
+	released map[uint64]hold
 	// running counts this node's runs in progress, all jobs (OnHolding).
 	running int
 
@@ -206,6 +210,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		peer:       map[uint64]LedgerEntry{},
 		unknown:    map[uint64]bool{},
 		holds:      map[uint64]hold{},
+		released:   map[uint64]hold{},
 		exec:       proc.Run,
 	}
 	r.stopCtx, r.stop = context.WithCancel(context.Background())
