@@ -20,9 +20,11 @@ import (
 //
 // A node that still runs jobs after its leadership ended (SetHolding) keeps
 // sending its Ledger on each heartbeat of the leader it follows, marked
-// FlagHolding, for as long as it holds, and once more, unmarked, when it
-// stops: the leader knows the runs are still going, and hears their
-// outcome at once.
+// FlagHolding, for as long as it holds; when it stops, it sends it at once,
+// unmarked, and again on each heartbeat for Timings.Hold: the leader knows
+// the runs are still going, and hears their outcome at once, or from a
+// repeat if that packet was lost, before its hold of the runs lapses (a
+// lapsed run counts as interrupted and may be rerun).
 
 // maxPayloads bounds the queue of payloads Payloads returns, should the caller
 // never drain it.
@@ -90,6 +92,11 @@ func (n *Node) SetHolding(now time.Time, holding bool) {
 	if now.After(n.now) {
 		n.now = now
 	}
+	if !holding {
+		// The outcome is repeated on the leader's heartbeats (handOver)
+		// for as long as the leader would wait for it.
+		n.handoverUntil = later(n.handoverUntil, n.now.Add(n.t.Hold))
+	}
 	n.emit("", Message{Type: Ledger, Leader: n.leader.ID, Payload: n.payload})
 }
 
@@ -98,10 +105,11 @@ func (n *Node) Holding() bool { return n.holding }
 
 // handOver sends our payload to the leadership we follow: at once when it
 // is new to us, then on each of its heartbeats while its gathering window
-// may still be open, or while we hold runs.
+// may still be open, while we hold runs, or for Timings.Hold after we
+// stopped holding them.
 func (n *Node) handOver(now time.Time, m *Message, newLeadership bool) {
 	if newLeadership {
-		n.handoverUntil = now.Add(n.t.Gather)
+		n.handoverUntil = later(n.handoverUntil, now.Add(n.t.Gather))
 	} else if m.Type != Heartbeat || !now.Before(n.handoverUntil) && !n.holding {
 		return
 	}
@@ -161,4 +169,12 @@ func (q *quorumTracker) committed(ver uint64) bool {
 		}
 	}
 	return count >= q.majority()
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -22,8 +22,10 @@ func ledgerFlags(es []Envelope) []uint8 {
 
 // A leader deposed while it still runs jobs hands its ledger over marked
 // holding in the step it steps down, keeps sending it on every heartbeat of
-// its new leader past the gathering window, and sends it once more,
-// unmarked, the moment it stops holding; then nothing more.
+// its new leader past the gathering window, and sends it unmarked, with the
+// outcome, the moment it stops holding and on every heartbeat for Hold
+// (one lost packet must not make the leader take a finished run for an
+// interrupted one); then nothing more.
 func TestHoldingFollowerSendsItsLedgerOnEveryHeartbeat(t *testing.T) {
 	l, now := alone(t, "l", 100, 1)
 	l.Publish(now, []byte("running 12:00"))
@@ -51,10 +53,20 @@ func TestHoldingFollowerSendsItsLedgerOnEveryHeartbeat(t *testing.T) {
 	l.SetPayload([]byte("ok 12:00"))
 	l.SetHolding(at, false)
 	out := l.Ready()
-	assert.Equal(t, []uint8{0}, ledgerFlags(out), "once at release, unmarked")
+	assert.Equal(t, []uint8{0}, ledgerFlags(out), "at once at release, unmarked")
 	assert.Equal(t, []string{"ok 12:00"}, ledgers(out), "with the outcome")
-	l.Step(at.Add(l.cfg.Interval), beat("z", 9, seq, round))
-	assert.Empty(t, ledgers(l.Ready()), "nothing after the release, the window long over")
+	released := at
+	for at.Sub(released) < l.t.Hold-l.cfg.Interval {
+		at = at.Add(l.cfg.Interval)
+		l.Step(at, beat("z", 9, seq, round))
+		seq++
+		out := l.Ready()
+		require.Equal(t, []uint8{0}, ledgerFlags(out), "repeated on every heartbeat while the leader would still wait")
+		assert.Equal(t, []string{"ok 12:00"}, ledgers(out))
+	}
+	at = released.Add(l.t.Hold)
+	l.Step(at, beat("z", 9, seq, round))
+	assert.Empty(t, ledgers(l.Ready()), "nothing once the leader's hold would have lapsed")
 }
 
 // A follower that does not hold sends no Ledger after the gathering window
