@@ -26,8 +26,13 @@ const (
 	// leases below about 1.5 s (three election timeouts at default
 	// settings), and a shorter one leaves no room for keepalives.
 	MinSessionTTL = 2 * time.Second
-	// DefaultDialTimeout bounds the first connection attempt of each call.
+	// DefaultDialTimeout bounds the first connection attempt of each call,
+	// and authenticating when a client with a Username is created.
 	DefaultDialTimeout = 5 * time.Second
+	// PasswordEnv is the environment variable the lanleader-etcd command
+	// reads Config.Password from (and then removes from its environment,
+	// so jobs do not inherit it).
+	PasswordEnv = "LANLEADER_ETCD_PASSWORD"
 )
 
 // TLSFiles name the PEM files for a TLS connection to etcd. All empty means
@@ -52,6 +57,20 @@ type Config struct {
 	Endpoints []string
 	// TLS are the files for TLS to etcd; zero means none.
 	TLS TLSFiles
+	// Username is the etcd user (etcd's RBAC, `etcdctl auth enable`) this
+	// node authenticates as, with Password or PasswordFile; empty means no
+	// username/password authentication (a client certificate's common
+	// name may still name the user). The client authenticates when it is
+	// created: New fails if etcd rejects the credentials.
+	Username string
+	// Password is Username's password. Programs that hold it set it here;
+	// the lanleader-etcd command fills it from PasswordEnv. Not together
+	// with PasswordFile.
+	Password string
+	// PasswordFile names a file holding Username's password: its content
+	// without one trailing newline. It is read when the Elector is
+	// created. Not together with Password.
+	PasswordFile string
 	// Prefix is the key prefix of this lanleader cluster: the election
 	// lives under Prefix+"/election", the job ledger under
 	// Prefix+"/ledger". Default DefaultPrefix.
@@ -130,6 +149,7 @@ func (c Config) Validate() error {
 			}
 		}
 		errs = append(errs, c.TLS.check()...)
+		errs = append(errs, c.checkAuth()...)
 	}
 	if c.Prefix == "" || !strings.HasPrefix(c.Prefix, "/") {
 		bad("prefix", "%q: must start with / and name more than the root", c.Prefix)
@@ -191,4 +211,47 @@ func (t TLSFiles) check() []error {
 		}
 	}
 	return errs
+}
+
+// checkAuth reports a password file that cannot be read or is empty, and
+// a username without a password or the reverse.
+func (c Config) checkAuth() []error {
+	var errs []error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf(format, a...)})
+	}
+	if c.PasswordFile != "" && c.Password != "" {
+		bad("password_file", "%q, and a password is also given directly (%s): give one", c.PasswordFile, PasswordEnv)
+	}
+	havePassword := c.Password != ""
+	if c.PasswordFile != "" {
+		if _, err := c.password(); err != nil {
+			bad("password_file", "%w", err)
+		}
+		havePassword = true
+	}
+	switch {
+	case c.Username != "" && !havePassword:
+		bad("username", "%q without a password: set password_file or %s", c.Username, PasswordEnv)
+	case c.Username == "" && havePassword:
+		bad("username", "empty, but a password is given (password_file or %s): set the user it belongs to", PasswordEnv)
+	}
+	return errs
+}
+
+// password returns Password, or PasswordFile's content without one
+// trailing newline; an empty password is an error.
+func (c Config) password() (string, error) {
+	if c.PasswordFile == "" {
+		return c.Password, nil
+	}
+	b, err := os.ReadFile(c.PasswordFile)
+	if err != nil {
+		return "", err // names the file
+	}
+	pw := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if pw == "" {
+		return "", fmt.Errorf("%q: empty", c.PasswordFile)
+	}
+	return pw, nil
 }

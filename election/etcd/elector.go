@@ -134,7 +134,7 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 		defer e.client.Close()
 	}
 	e.log.Info("etcd election", "endpoints", e.client.Endpoints(), "prefix", e.cfg.Prefix,
-		"session_ttl", e.cfg.SessionTTL, "margin", e.cfg.Margin)
+		"session_ttl", e.cfg.SessionTTL, "margin", e.cfg.Margin, "user", e.cfg.Username)
 
 	pause := e.cfg.SessionTTL / 10
 	for ctx.Err() == nil {

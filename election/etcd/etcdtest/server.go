@@ -1,6 +1,7 @@
 package etcdtest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Server is a single-member etcd cluster running in this process.
@@ -41,6 +43,11 @@ func Start(dir string) (*Server, error) {
 	cfg.TickMs, cfg.ElectionMs = 20, 200
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	cfg.EnableGRPCGateway = false
+	// With authentication enabled, the client authenticates again for
+	// every new stream (watch, lease keepalive), and each check costs a
+	// bcrypt comparison: at etcd's default cost, under the race detector,
+	// long enough to lose a 2 s lease. The cheapest cost keeps it quick.
+	cfg.BcryptCost = uint(bcrypt.MinCost)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("etcdtest: start: %w", err)
@@ -79,4 +86,26 @@ func freeURL(scheme string) (*url.URL, error) {
 	addr := ln.Addr().String()
 	ln.Close()
 	return &url.URL{Scheme: scheme, Host: addr}, nil
+}
+
+// EnableAuth turns on etcd's authentication (as `etcdctl auth enable`
+// does) through client, which must not authenticate: it creates the user
+// root with rootPassword and the role root, which etcd gives every
+// permission. From then on every request needs a user's credentials.
+func EnableAuth(client *clientv3.Client, rootPassword string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := client.UserAdd(ctx, "root", rootPassword); err != nil {
+		return fmt.Errorf("etcdtest: add user root: %w", err)
+	}
+	if _, err := client.RoleAdd(ctx, "root"); err != nil {
+		return fmt.Errorf("etcdtest: add role root: %w", err)
+	}
+	if _, err := client.UserGrantRole(ctx, "root", "root"); err != nil {
+		return fmt.Errorf("etcdtest: grant role root: %w", err)
+	}
+	if _, err := client.AuthEnable(ctx); err != nil {
+		return fmt.Errorf("etcdtest: enable auth: %w", err)
+	}
+	return nil
 }
