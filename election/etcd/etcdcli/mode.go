@@ -10,7 +10,10 @@ package etcdcli
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,12 +28,14 @@ const Name = "etcd"
 
 // Mode returns the etcd mode for cli.Main and cli.Execute.
 func Mode() cli.Mode {
+	// One per Mode, so a reload's fresh settings share it.
+	pw := &envPassword{}
 	return cli.Mode{
 		Name:    Name,
 		Summary: "leadership from an etcd cluster: for nodes in several subnets or sites that already run etcd",
 		Keys:    []string{Name},
 		Setup: func(fs *pflag.FlagSet) cli.ModeSettings {
-			s := &settings{Prefix: etcd.DefaultPrefix, SessionTTL: etcd.DefaultSessionTTL}
+			s := &settings{Prefix: etcd.DefaultPrefix, SessionTTL: etcd.DefaultSessionTTL, env: pw}
 			s.flags(fs)
 			return s
 		},
@@ -39,32 +44,41 @@ func Mode() cli.Mode {
 
 // fileSettings is election.etcd in the config file.
 type fileSettings struct {
-	Endpoints  []string      `yaml:"endpoints"`
-	CAFile     string        `yaml:"ca_file"`
-	CertFile   string        `yaml:"cert_file"`
-	KeyFile    string        `yaml:"key_file"`
-	Prefix     string        `yaml:"prefix"`
-	SessionTTL time.Duration `yaml:"session_ttl"`
+	Endpoints    []string      `yaml:"endpoints"`
+	CAFile       string        `yaml:"ca_file"`
+	CertFile     string        `yaml:"cert_file"`
+	KeyFile      string        `yaml:"key_file"`
+	Username     string        `yaml:"username"`
+	PasswordFile string        `yaml:"password_file"`
+	Prefix       string        `yaml:"prefix"`
+	SessionTTL   time.Duration `yaml:"session_ttl"`
 }
 
 // settings are the mode's settings within one command.
 type settings struct {
-	Endpoints  []string
-	TLS        etcd.TLSFiles
-	Prefix     string
-	SessionTTL time.Duration
+	Endpoints    []string
+	TLS          etcd.TLSFiles
+	Username     string
+	PasswordFile string
+	Prefix       string
+	SessionTTL   time.Duration
+	// password is $LANLEADER_ETCD_PASSWORD (etcd.PasswordEnv), from env.
+	password string
+	env      *envPassword
 	// jobs are the names of the config file's jobs: the ledger's keys.
 	jobs []string
 }
 
 // flagOf maps a config key under election.etcd to its flag.
 var flagOf = map[string]string{
-	"endpoints":   "etcd-endpoints",
-	"ca_file":     "etcd-ca-file",
-	"cert_file":   "etcd-cert-file",
-	"key_file":    "etcd-key-file",
-	"prefix":      "etcd-prefix",
-	"session_ttl": "etcd-session-ttl",
+	"endpoints":     "etcd-endpoints",
+	"ca_file":       "etcd-ca-file",
+	"cert_file":     "etcd-cert-file",
+	"key_file":      "etcd-key-file",
+	"username":      "etcd-username",
+	"password_file": "etcd-password-file",
+	"prefix":        "etcd-prefix",
+	"session_ttl":   "etcd-session-ttl",
 }
 
 func (s *settings) flags(fs *pflag.FlagSet) {
@@ -72,6 +86,8 @@ func (s *settings) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.TLS.CA, "etcd-ca-file", "", "etcd mode: CA bundle that signs etcd's server certificates")
 	fs.StringVar(&s.TLS.Cert, "etcd-cert-file", "", "etcd mode: client certificate for etcd (with --etcd-key-file)")
 	fs.StringVar(&s.TLS.Key, "etcd-key-file", "", "etcd mode: client certificate's private key")
+	fs.StringVar(&s.Username, "etcd-username", "", "etcd mode: etcd user to authenticate as (etcd auth enabled), with --etcd-password-file or $"+etcd.PasswordEnv)
+	fs.StringVar(&s.PasswordFile, "etcd-password-file", "", "etcd mode: file holding the etcd user's password (never on the command line)")
 	fs.StringVar(&s.Prefix, "etcd-prefix", s.Prefix, "etcd mode: key prefix of this lanleader cluster (election and job ledger)")
 	fs.DurationVar(&s.SessionTTL, "etcd-session-ttl", s.SessionTTL, "etcd mode: lease TTL, whole seconds: how long a dead leader holds on")
 }
@@ -95,7 +111,8 @@ func (s *settings) Load(src *cli.Source) error {
 		dst  *string
 		v    string
 	}{{"etcd-ca-file", &s.TLS.CA, f.CAFile}, {"etcd-cert-file", &s.TLS.Cert, f.CertFile},
-		{"etcd-key-file", &s.TLS.Key, f.KeyFile}, {"etcd-prefix", &s.Prefix, f.Prefix}} {
+		{"etcd-key-file", &s.TLS.Key, f.KeyFile}, {"etcd-prefix", &s.Prefix, f.Prefix},
+		{"etcd-username", &s.Username, f.Username}, {"etcd-password-file", &s.PasswordFile, f.PasswordFile}} {
 		if p.v != "" {
 			set(p.flag, func() { *p.dst = p.v })
 		}
@@ -103,6 +120,7 @@ func (s *settings) Load(src *cli.Source) error {
 	if f.SessionTTL != 0 {
 		set("etcd-session-ttl", func() { s.SessionTTL = f.SessionTTL })
 	}
+	s.password = s.env.take()
 	if src.File != nil {
 		for _, j := range src.File.Jobs {
 			s.jobs = append(s.jobs, j.Name)
@@ -125,11 +143,14 @@ func (s *settings) Load(src *cli.Source) error {
 // config is the elector's config for node.
 func (s *settings) config(node string) etcd.Config {
 	return etcd.Config{
-		NodeID:     node,
-		Endpoints:  s.Endpoints,
-		TLS:        s.TLS,
-		Prefix:     s.Prefix,
-		SessionTTL: s.SessionTTL,
+		NodeID:       node,
+		Endpoints:    s.Endpoints,
+		TLS:          s.TLS,
+		Username:     s.Username,
+		Password:     s.password,
+		PasswordFile: s.PasswordFile,
+		Prefix:       s.Prefix,
+		SessionTTL:   s.SessionTTL,
 	}
 }
 
@@ -142,8 +163,14 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 	cfg := s.config(env.NodeID)
 	cfg.Logger = env.Logger
 	el, err := etcd.New(cfg)
-	if err != nil {
-		return nil, cli.ConfigError{Err: err}
+	var fe *etcd.FieldError
+	switch {
+	case errors.Is(err, etcd.ErrCredentialsRejected):
+		return nil, cli.ConfigError{Err: fmt.Errorf("%w; check --etcd-username (election.etcd.username) and the password from --etcd-password-file (election.etcd.password_file) or %s", err, etcd.PasswordEnv)}
+	case errors.As(err, &fe) && flagOf[fe.Field] != "":
+		return nil, cli.ConfigError{Err: fmt.Errorf("--%s (election.etcd.%s): %w", flagOf[fe.Field], fe.Field, fe.Err)}
+	case err != nil:
+		return nil, err
 	}
 	ledger := etcd.NewLedger(el, etcd.LedgerConfig{
 		Jobs: s.jobs,
@@ -155,7 +182,7 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 		Logger:  env.Logger,
 	})
 	env.Logger.Info("etcd mode", "endpoints", strings.Join(s.Endpoints, ","), "prefix", s.Prefix,
-		"session_ttl", s.SessionTTL, "tls", s.TLS != (etcd.TLSFiles{}))
+		"session_ttl", s.SessionTTL, "tls", s.TLS != (etcd.TLSFiles{}), "user", s.Username)
 	return &cli.Elector{
 		Elector: el,
 		CanRun:  el.CanActAsLeader,
@@ -165,6 +192,27 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 		Publish: ledger.Sync,
 		View:    func() any { return el.View() },
 	}, nil
+}
+
+// envPassword holds $LANLEADER_ETCD_PASSWORD once taken from the
+// process's environment: removed there, so the jobs' processes (which
+// inherit it) do not see it, and kept here for a reload.
+type envPassword struct {
+	mu sync.Mutex
+	v  string
+}
+
+// take returns the variable's value and removes it from the environment;
+// once it is gone, the value taken last. Setting it again, even to "",
+// replaces the value.
+func (p *envPassword) take() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v, ok := os.LookupEnv(etcd.PasswordEnv); ok {
+		p.v = v
+		os.Unsetenv(etcd.PasswordEnv)
+	}
+	return p.v
 }
 
 // unjoin returns the errors joined in err (errors.Join), or err alone.
