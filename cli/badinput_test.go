@@ -25,6 +25,7 @@ func TestBadInputNamesCulprit(t *testing.T) {
 	typo := file("typo.yaml", "election:\n  mode: static\n  leadr: vm\n")
 	notDuration := file("interval.yaml", "election:\n  interval: 5\n  misses: 0\n")
 	longMisses := file("misses.yaml", "election:\n  misses: 200\n")
+	keyed := file("keyed.yaml", "election:\n  secret_file: "+filepath.Join(dir, "nokey")+"\n")
 
 	tests := []struct {
 		name string
@@ -50,6 +51,13 @@ func TestBadInputNamesCulprit(t *testing.T) {
 		{"misses in the file too many", append([]string{"check-config", longMisses}, udp...), ExitConfig,
 			[]string{longMisses + ":2: election.misses (or --misses): interval 200ms × misses 200 is over 30s"},
 			[]string{"ForgetPeerAfter"}, nil},
+		{"who with a missing key file", []string{"who", "--secret-file", filepath.Join(dir, "nokey"), "--bind", "127.0.0.1", "--peers", "127.0.0.1:9"}, ExitConfig,
+			[]string{"--secret-file: key file: open " + filepath.Join(dir, "nokey"), "openssl rand -hex 32 | install -m 0600 /dev/stdin " + filepath.Join(dir, "nokey")},
+			nil, nil},
+		{"trigger with a missing key file", []string{"trigger", "job", "--secret-file", filepath.Join(dir, "nokey"), "--bind", "127.0.0.1", "--peers", "127.0.0.1:9"}, ExitConfig,
+			[]string{"--secret-file: key file: open "}, nil, nil},
+		{"run with a missing key file in the file", append([]string{"check-config", keyed}, udp...), ExitConfig,
+			[]string{keyed + ":2: election.secret_file (or --secret-file): key file: open", "install -m 0600"}, nil, nil},
 		{"trigger without a job", []string{"trigger"}, ExitUsage,
 			[]string{"want exactly 1 job name, got none"}, []string{"got 0: "}, nil},
 	}
@@ -67,6 +75,7 @@ func TestBadInputNamesCulprit(t *testing.T) {
 				assert.Equal(t, 1, strings.Count(stderr, o), "%q once in: %s", o, stderr)
 			}
 			assert.NotContains(t, stderr, "panic")
+			assert.NotRegexp(t, `(^|\s)(config|wire|protocol|udp|jobs|httpapi): `, stderr, "errors name flags and keys, not packages")
 		})
 	}
 }

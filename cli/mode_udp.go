@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -192,9 +193,9 @@ func (s *udpSettings) Load(src *Source) error {
 	}
 	s.keyring = nil
 	if s.SecretFile != "" {
-		k, err := wire.LoadKeyring(s.SecretFile)
+		k, err := loadKeyring(s.SecretFile)
 		if err != nil {
-			bad("secret_file", "%s", strings.TrimPrefix(err.Error(), "wire: "))
+			bad("secret_file", "%v", err)
 		}
 		s.keyring = k
 	} else {
@@ -213,6 +214,20 @@ func (s *udpSettings) Load(src *Source) error {
 		bad("group", "%s", strings.TrimPrefix(err.Error(), "udp: "))
 	}
 	return errors.Join(errs...)
+}
+
+// loadKeyring loads a key file for run, who and trigger, with errors in
+// the user's terms: no package prefix, and how to make a missing file.
+func loadKeyring(path string) (*wire.Keyring, error) {
+	k, err := wire.LoadKeyring(path)
+	if err == nil {
+		return k, nil
+	}
+	msg := strings.TrimPrefix(err.Error(), "wire: ")
+	if errors.Is(err, fs.ErrNotExist) {
+		msg += fmt.Sprintf(" (make one with: openssl rand -hex 32 | install -m 0600 /dev/stdin %s; then copy it to every node)", path)
+	}
+	return nil, errors.New(msg)
 }
 
 // checkPeer checks a peer's syntax (host or host:port); names are

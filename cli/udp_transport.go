@@ -82,7 +82,7 @@ func (s *udpSettings) clientTransport() (*udp.UDPTransport, error) {
 func (s *udpSettings) client() (*udp.UDPTransport, *wire.Keyring, error) {
 	var keyring *wire.Keyring
 	if s.SecretFile != "" {
-		k, err := wire.LoadKeyring(s.SecretFile)
+		k, err := loadKeyring(s.SecretFile)
 		if err != nil {
 			return nil, nil, ConfigError{fmt.Errorf("--secret-file: %w", err)}
 		}
