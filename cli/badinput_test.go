@@ -27,14 +27,16 @@ func TestBadInputNamesCulprit(t *testing.T) {
 	longMisses := file("misses.yaml", "election:\n  misses: 200\n")
 	keyed := file("keyed.yaml", "election:\n  secret_file: "+filepath.Join(dir, "nokey")+"\n")
 
-	tests := []struct {
+	type badInput struct {
 		name string
 		args []string
 		code int
 		want []string // stderr contains each
 		not  []string // stderr contains none
 		once []string // stderr contains each exactly once
-	}{
+	}
+	t.Setenv("LANLEADER_TEST_LEADS", "maybe")
+	tests := []badInput{
 		{"typo'd election key lists the known keys once", []string{"check-config", typo}, ExitConfig,
 			[]string{typo + `:3: election.leadr: unknown key (did you mean "leader"?)`},
 			nil, []string{"leader,", "env_var,", "cluster,"}},
@@ -60,6 +62,8 @@ func TestBadInputNamesCulprit(t *testing.T) {
 			[]string{keyed + ":2: election.secret_file (or --secret-file): key file: open", "install -m 0600"}, nil, nil},
 		{"trigger without a job", []string{"trigger"}, ExitUsage,
 			[]string{"want exactly 1 job name, got none"}, []string{"got 0: "}, nil},
+		{"env mode with a value that is no boolean", []string{"run", "--config", good, "--mode", "env", "--env-var", "LANLEADER_TEST_LEADS", "--http=", "--state-dir="}, ExitConfig,
+			[]string{`LANLEADER_TEST_LEADS="maybe": want true, 1 or yes to lead`}, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

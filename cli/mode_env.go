@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/spf13/pflag"
 
 	"github.com/lanleader/lanleader/election/env"
@@ -35,7 +38,7 @@ func (s *envSettings) Load(src *Source) error {
 func (s *envSettings) New(e Env) (*Elector, error) {
 	el, err := env.New(env.Config{NodeID: e.NodeID, Var: s.Var, Logger: e.Logger})
 	if err != nil {
-		return nil, ConfigError{err}
+		return nil, ConfigError{errors.New(strings.TrimPrefix(err.Error(), "env: "))}
 	}
 	return &Elector{Elector: el}, nil
 }
