@@ -36,7 +36,9 @@ type Transport interface {
 	// SendTo sends b to one address.
 	SendTo(b []byte, to netip.AddrPort) error
 	// Packets returns the channel of received packets. It is closed after
-	// Close, once no more packets can arrive.
+	// Close, once no more packets can arrive. A transport that also
+	// implements HandOff (UDPTransport) queues here only the packets that
+	// arrived before the Elector's Run called HandOff.
 	Packets() <-chan Packet
 	// LocalAddr returns the address and port packets are sent from.
 	LocalAddr() netip.AddrPort
@@ -50,8 +52,9 @@ type Transport interface {
 type TransportStats struct {
 	// PacketsIn and BytesIn count every datagram received, including the
 	// ones then dropped (the Dropped* counters and ProbesIn below); the
-	// rest went to Packets(). A packet is counted before it is queued, so
-	// whoever reads it from Packets() already sees it in Stats.
+	// rest went to Packets() or to the HandOff function. A packet is
+	// counted before it is queued or handed off, so whoever receives it
+	// already sees it in Stats.
 	PacketsIn, BytesIn uint64
 	// PacketsOut and BytesOut count datagrams sent successfully (a
 	// unicast-mode Broadcast counts one per peer).
@@ -68,7 +71,7 @@ type TransportStats struct {
 	// list (unicast mode only).
 	DroppedUnknownPeer uint64
 	// DroppedQueueFull counts packets dropped because the reader of
-	// Packets() fell behind.
+	// Packets() fell behind (handed-off packets are never queued).
 	DroppedQueueFull uint64
 	// ProbesIn counts empty datagrams: other nodes' probes of whether this
 	// process still listens (see Prober). They are not delivered.
