@@ -67,7 +67,7 @@ func commonFlags(fs *pflag.FlagSet, s *settings, modes []Mode) {
 	fs.StringVar(&s.Mode, "mode", s.Mode, "election mode: "+orList(names))
 	fs.StringVar(&s.NodeID, "node-id", s.NodeID, "this node's id (default: hostname)")
 	fs.StringVar(&s.HTTP, "http", s.HTTP, "status and metrics endpoint address; empty turns it off")
-	fs.StringVar(&s.StateDir, "state-dir", s.StateDir, "directory of this node's state file (terms, job ledger, run history), kept across restarts; empty turns it off; the default is used only if it exists and is writable")
+	fs.StringVar(&s.StateDir, "state-dir", s.StateDir, "directory of this node's state files, kept across restarts (state: terms, job ledger, run history; replay: the replay table); empty turns them off; the default is used only if it exists and is writable")
 }
 
 // merge applies the common keys of the file's election: section to s,
