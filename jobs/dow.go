@@ -52,7 +52,7 @@ func sundaySeven(expr string) (string, bool) {
 			return "", false
 		}
 	}
-	if lo != 7 && hi != 7 || lo < 0 || lo > hi {
+	if lo != 7 && hi != 7 || lo < 0 || lo > hi || hi > 7 { // "7-9": robfig refuses it
 		return "", false
 	}
 	seen := map[int]bool{}
