@@ -128,7 +128,7 @@ func TestParseErrors(t *testing.T) {
 		want []string // each must appear in the error
 	}{
 		{"bad schedule", job("  - name: b\n    schedule: '61 * * * *'\n    shell: x\n"),
-			[]string{`d.yaml:6: jobs[1].schedule: "61 * * * *": end of range (61) above maximum (59)`}},
+			[]string{`d.yaml:6: jobs[1].schedule: "61 * * * *": minute field "61": end of range (61) above maximum (59)`}},
 		{"unknown top key", "jobz: []\n", []string{`d.yaml:1: jobz: unknown key (did you mean "jobs"?)`}},
 		{"unknown job key", job("    shedule: x\n"), []string{`d.yaml:5: jobs[0].shedule: unknown key (did you mean "schedule"?)`}},
 		{"unknown election key", "election:\n  moed: udp\n", []string{`d.yaml:2: election.moed: unknown key (did you mean "mode"?)`}},
@@ -165,7 +165,7 @@ func TestParseErrors(t *testing.T) {
 		{"never fires", job("  - name: b\n    schedule: '0 0 30 2 *'\n    shell: x\n"), []string{`d.yaml:6: jobs[1].schedule: "0 0 30 2 *": never fires`}},
 		{"every below a second", job("  - name: b\n    schedule: '@every 0s'\n    shell: x\n"), []string{`d.yaml:6: jobs[1].schedule: "@every 0s": @every 0s: below the 1s minimum`}},
 		{"every not whole seconds", job("  - name: b\n    schedule: '@every 1500ms'\n    shell: x\n"), []string{`d.yaml:6: jobs[1].schedule: "@every 1500ms": @every 1500ms: not whole seconds (use 1s or 2s)`}},
-		{"day of week 8", job("  - name: b\n    schedule: '0 0 * * 8'\n    shell: x\n"), []string{`d.yaml:6: jobs[1].schedule: "0 0 * * 8": end of range (8) above maximum (6)`}},
+		{"day of week 8", job("  - name: b\n    schedule: '0 0 * * 8'\n    shell: x\n"), []string{`d.yaml:6: jobs[1].schedule: "0 0 * * 8": day-of-week field "8": end of range (8) above maximum (7, Sunday like 0)`}},
 		{"not a mapping", "hello\n", []string{`d.yaml:1: expected a mapping of election, jobs, hooks, log, found "hello"`}},
 		{"several at once", job("    timeout: x\n    retries: y\n"), []string{`d.yaml:5: jobs[0].timeout`, `d.yaml:6: jobs[0].retries`}},
 	}
@@ -187,7 +187,7 @@ func TestLoad(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte("jobs:\n  - name: a\n    schedule: '@every 2s'\n    shell: 'true'\n  - name: b\n    schedule: '61 * * * *'\n    shell: x\n"), 0o600))
 	_, err := Load(p)
 	require.Error(t, err)
-	assert.Equal(t, p+`:6: jobs[1].schedule: "61 * * * *": end of range (61) above maximum (59): 61`, err.Error())
+	assert.Equal(t, p+`:6: jobs[1].schedule: "61 * * * *": minute field "61": end of range (61) above maximum (59)`, err.Error())
 
 	_, err = Load(filepath.Join(dir, "missing.yaml"))
 	require.Error(t, err)

@@ -3,7 +3,7 @@
 // duplicate job names are errors, and every error names the file, the line,
 // the key path and the reason, e.g.
 //
-//	demo.yaml:12: jobs[1].schedule: "61 * * * *": end of range (61) above maximum (59): 61
+//	demo.yaml:12: jobs[1].schedule: "61 * * * *": minute field "61": end of range (61) above maximum (59)
 //
 // The election section is only decoded and type-checked here; the CLI merges
 // it with its flags and validates the semantics.

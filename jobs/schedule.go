@@ -3,6 +3,7 @@ package jobs
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,7 @@ func parseScheduleIn(spec string, local *time.Location) (sched Schedule, err err
 		}
 		return nil, fmt.Errorf("empty schedule")
 	}
+	var written []string // the fields as written, for errors
 	if strings.HasPrefix(body, "@") {
 		if d, ok, err := parseEvery(body); ok {
 			if err != nil {
@@ -53,10 +55,11 @@ func parseScheduleIn(spec string, local *time.Location) (sched Schedule, err err
 			return every{d: d, loc: local}, nil
 		}
 	} else {
+		written = strings.Fields(body)
 		body = cronieFields(body)
 	}
 	elapsed := elapsedHours(body)
-	descriptor := strings.HasPrefix(body, "@")
+	noZone := body
 	if tz != "" {
 		body = tz + " " + body
 	}
@@ -67,13 +70,7 @@ func parseScheduleIn(spec string, local *time.Location) (sched Schedule, err err
 	}()
 	parsed, err := parser.Parse(body)
 	if err != nil {
-		if descriptor { // robfig says "unrecognized descriptor" and no more
-			return nil, errors.New("not a known descriptor: want @every DURATION (e.g. @every 5m), @hourly, @daily (or @midnight), @weekly, @monthly or @yearly (or @annually), alone")
-		}
-		if strings.HasPrefix(err.Error(), "expected 5 to 6 fields") {
-			return nil, fmt.Errorf("%d fields: want 5 (minute hour day-of-month month day-of-week) or 6 (second first), or a descriptor such as @daily or @every 5m", len(strings.Fields(body))-boolInt(tz != ""))
-		}
-		return nil, err
+		return nil, scheduleError(noZone, written, err)
 	}
 	spec6, ok := parsed.(*cron.SpecSchedule)
 	if !ok { // cannot happen: @every was handled above
@@ -172,9 +169,43 @@ func NextN(spec string, t time.Time, n int) ([]time.Time, error) {
 	return out, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// fieldNames name the fields of a 5-field spec; a 6-field one has "second"
+// first.
+var fieldNames = []string{"minute", "hour", "day-of-month", "month", "day-of-week"}
+
+// scheduleError rewords robfig's error for spec (without its zone prefix;
+// written are its fields as the user wrote them) to say what is wanted and
+// which field is wrong: robfig names neither.
+func scheduleError(spec string, written []string, err error) error {
+	if _, e := parser.Parse(spec); e == nil {
+		return err // the fields are fine: the zone prefix is not
 	}
-	return 0
+	if strings.HasPrefix(spec, "@") { // robfig says "unrecognized descriptor"
+		return errors.New("not a known descriptor: want @every DURATION (e.g. @every 5m), @hourly, @daily (or @midnight), @weekly, @monthly or @yearly (or @annually), alone")
+	}
+	fields := strings.Fields(spec)
+	names := fieldNames
+	if len(fields) == 6 {
+		names = append([]string{"second"}, fieldNames...)
+	}
+	if len(fields) != len(names) || len(written) != len(fields) {
+		return fmt.Errorf("%d fields: want 5 (%s) or 6 (second first), or a descriptor such as @daily or @every 5m",
+			len(fields), strings.Join(fieldNames, " "))
+	}
+	// The wrong field is the one whose replacement by * makes the spec parse.
+	for i := range fields {
+		trial := slices.Clone(fields)
+		trial[i] = "*"
+		if _, e := parser.Parse(strings.Join(trial, " ")); e == nil {
+			msg := err.Error()
+			if k := strings.LastIndex(msg, ": "); k >= 0 && strings.Contains(fields[i], msg[k+2:]) {
+				msg = msg[:k] // robfig appends the part it refused
+			}
+			if names[i] == "day-of-week" { // 7 is Sunday here (cronieFields)
+				msg = strings.Replace(msg, "maximum (6)", "maximum (7, Sunday like 0)", 1)
+			}
+			return fmt.Errorf("%s field %q: %s", names[i], written[i], msg)
+		}
+	}
+	return err
 }
