@@ -62,6 +62,8 @@ func TestBadInputNamesCulprit(t *testing.T) {
 			[]string{keyed + ":2: election.secret_file (or --secret-file): key file: open", "install -m 0600"}, nil, nil},
 		{"trigger without a job", []string{"trigger"}, ExitUsage,
 			[]string{"want exactly 1 job name, got none"}, []string{"got 0: "}, nil},
+		{"env mode with an empty variable name", []string{"check-config", good, "--mode", "env", "--env-var", ""}, ExitConfig,
+			[]string{"--env-var: empty: name the variable that says whether this node leads (default LANLEADER_LEADER)"}, nil, nil},
 		{"env mode with a value that is no boolean", []string{"run", "--config", good, "--mode", "env", "--env-var", "LANLEADER_TEST_LEADS", "--http=", "--state-dir="}, ExitConfig,
 			[]string{`LANLEADER_TEST_LEADS="maybe": want true, 1 or yes to lead`}, nil, nil},
 	}

@@ -32,6 +32,9 @@ func (s *envSettings) Load(src *Source) error {
 	if src.File != nil && src.File.Election.EnvVar != "" && !src.Changed("env-var") {
 		s.Var = src.File.Election.EnvVar
 	}
+	if strings.TrimSpace(s.Var) == "" {
+		return src.Problem("env_var", "env-var", "empty: name the variable that says whether this node leads (default %s)", env.DefaultVar)
+	}
 	return nil
 }
 
