@@ -343,8 +343,8 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	}
 	var onDurable func(protocol.Durable) error
 	if env.State != nil {
-		pc.Resume = udpResume(env.State.State())
-		onDurable = udpSaver(env.State)
+		pc.Resume = env.State.State().Durable()
+		onDurable = env.State.SaveDurable
 	}
 	e, err := udp.New(udp.Config{
 		Protocol:  pc,

@@ -25,13 +25,13 @@ func TestUDPStateRoundTrip(t *testing.T) {
 		Grant: protocol.Grant{Term: protocol.MakeTerm(6, 100, 9), To: "b"},
 		Peers: []protocol.PeerSeq{{ID: "b", Incarnation: 1 << 20, Seq: 99}, {ID: "c", Incarnation: 5, Seq: 1}},
 	}
-	require.NoError(t, udpSaver(store)(d))
+	require.NoError(t, store.SaveDurable(d))
 
 	_, st, err := statefile.Open(dir, nil)
 	require.NoError(t, err)
-	assert.Equal(t, d, udpResume(st))
+	assert.Equal(t, d, st.Durable())
 	assert.Equal(t, []byte{1, 2}, st.Ledger)
-	assert.Equal(t, protocol.Durable{}, udpResume(statefile.State{}), "cold")
+	assert.Equal(t, protocol.Durable{}, statefile.State{}.Durable(), "cold")
 }
 
 // The udp Elector's periodic saves of the replay table alone leave the
@@ -43,7 +43,7 @@ func TestUDPReplaySavesSkipTheStateFile(t *testing.T) {
 	store, _, err := statefile.Open(dir, nil)
 	require.NoError(t, err)
 	defer store.Close()
-	save := udpSaver(store)
+	save := store.SaveDurable
 	d := protocol.Durable{
 		Round: 7, MaxTerm: protocol.MakeTerm(7, 100, 3),
 		Grant: protocol.Grant{Term: protocol.MakeTerm(7, 100, 3), To: "b"},
@@ -69,7 +69,7 @@ func TestUDPReplaySavesSkipTheStateFile(t *testing.T) {
 	assert.True(t, os.SameFile(fi0, fi1) && fi0.ModTime().Equal(fi1.ModTime()), "state file replaced")
 	_, st, err := statefile.Open(dir, nil)
 	require.NoError(t, err)
-	assert.Equal(t, d, udpResume(st), "the newest floors")
+	assert.Equal(t, d, st.Durable(), "the newest floors")
 
 	// A new round: the state file, with c's newer floor, which the replay
 	// file does not have.
@@ -81,7 +81,7 @@ func TestUDPReplaySavesSkipTheStateFile(t *testing.T) {
 	assert.NotEqual(t, before, after)
 	_, st, err = statefile.Open(dir, nil)
 	require.NoError(t, err)
-	got := udpResume(st)
+	got := st.Durable()
 	assert.Equal(t, d.Round, got.Round)
 	assert.ElementsMatch(t, d.Peers, got.Peers, "c's floor from the state file, not the replay file's older one")
 }

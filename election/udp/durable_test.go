@@ -315,21 +315,6 @@ func TestFailedSaveHoldsBackVotesAndAcks(t *testing.T) {
 	})
 }
 
-// fileSaver is OnDurable writing into a state file (as the CLI's does).
-func fileSaver(store *statefile.Store) func(protocol.Durable) error {
-	return func(d protocol.Durable) error {
-		var peers []statefile.Peer
-		for _, p := range d.Peers {
-			peers = append(peers, statefile.Peer{ID: p.ID, Incarnation: p.Incarnation, Seq: p.Seq})
-		}
-		return store.Update(func(st *statefile.State) {
-			st.Round, st.MaxTerm = d.Round, d.MaxTerm
-			st.Grant = statefile.Grant{Term: d.Grant.Term, To: d.Grant.To}
-			st.Peers = peers
-		})
-	}
-}
-
 // fileResume is Resume from a state file (as the CLI's does).
 func fileResume(st statefile.State) protocol.Durable {
 	d := protocol.Durable{Round: st.Round, MaxTerm: st.MaxTerm, Grant: protocol.Grant{Term: st.Grant.Term, To: st.Grant.To}}
@@ -354,13 +339,13 @@ func TestReplaySavesSkipTheStateFile(t *testing.T) {
 		require.NoError(t, err)
 		defer store.Close()
 		_, disk, _ := f.snapshot()
-		require.NoError(t, fileSaver(store)(disk), "the election state as the follower holds it")
+		require.NoError(t, store.SaveDurable(disk), "the election state as the follower holds it")
 		statePath := filepath.Join(dir, statefile.FileName)
 		written, err := os.ReadFile(statePath)
 		require.NoError(t, err)
 
 		f.stop()
-		f.saveTo = fileSaver(store)
+		f.saveTo = store.SaveDurable
 		f.start(net, disk, 2)
 		advance(15 * time.Second)
 		captured := leader.lastSent(protocol.Heartbeat)
