@@ -26,6 +26,8 @@ func TestBadInputNamesCulprit(t *testing.T) {
 	notDuration := file("interval.yaml", "election:\n  interval: 5\n  misses: 0\n")
 	longMisses := file("misses.yaml", "election:\n  misses: 200\n")
 	keyed := file("keyed.yaml", "election:\n  secret_file: "+filepath.Join(dir, "nokey")+"\n")
+	spacedID := file("spaced.yaml", "election:\n  mode: static\n  leader: vm\n  node_id: \"web 1\"\n")
+	tabbedID := file("tabbed.yaml", "election:\n  node_id: \"web\\t1\"\n")
 
 	type badInput struct {
 		name string
@@ -66,6 +68,20 @@ func TestBadInputNamesCulprit(t *testing.T) {
 			[]string{"--env-var: empty: name the variable that says whether this node leads (default LANLEADER_LEADER)"}, nil, nil},
 		{"env mode with a value that is no boolean", []string{"run", "--config", good, "--mode", "env", "--env-var", "LANLEADER_TEST_LEADS", "--http=", "--state-dir="}, ExitConfig,
 			[]string{`LANLEADER_TEST_LEADS="maybe": want true, 1 or yes to lead`}, nil, nil},
+		{"run with a node id with a space", []string{"run", "--config", good, "--mode", "env", "--env-var", "LANLEADER_TEST_LEADS", "--http=", "--state-dir=", "--node-id", "web 1"}, ExitConfig,
+			[]string{`--node-id: "web 1": space (U+0020) at byte 3: a node id is 1-64 bytes of printable UTF-8 without whitespace`}, []string{"LANLEADER_TEST_LEADS"}, nil},
+		{"node id with a space in the file", []string{"check-config", spacedID}, ExitConfig,
+			[]string{spacedID + `:4: election.node_id (or --node-id): "web 1": space (U+0020) at byte 3`}, nil, nil},
+		{"node id with a tab in the file", append([]string{"check-config", tabbedID}, udp...), ExitConfig,
+			[]string{tabbedID + `:2: election.node_id (or --node-id): "web\t1": whitespace (U+0009) at byte 3`}, nil, nil},
+		{"node id with a control character", []string{"check-config", good, "--mode", "static", "--leader", "vm", "--node-id", "web\x1b1"}, ExitConfig,
+			[]string{`--node-id: "web\x1b1": control character (U+001B) at byte 3`}, nil, nil},
+		{"node id with a no-break space", []string{"check-config", good, "--mode", "static", "--leader", "vm", "--node-id", "web\u00a01"}, ExitConfig,
+			[]string{`--node-id: "web\u00a01": whitespace (U+00A0) at byte 3`}, nil, nil},
+		{"node id not UTF-8", append([]string{"check-config", good, "--node-id", "web\xff1"}, udp...), ExitConfig,
+			[]string{`--node-id: "web\xff1": not valid UTF-8 at byte 3`}, nil, nil},
+		{"node id too long", append([]string{"check-config", good, "--node-id", strings.Repeat("n", 65)}, udp...), ExitConfig,
+			[]string{`--node-id: "` + strings.Repeat("n", 65) + `": 65 bytes, at most 64`}, nil, []string{"bytes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

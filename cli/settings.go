@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lanleader/lanleader/config"
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/httpapi"
 )
 
@@ -65,7 +66,7 @@ func commonFlags(fs *pflag.FlagSet, s *settings, modes []Mode) {
 		names[i] = m.Name
 	}
 	fs.StringVar(&s.Mode, "mode", s.Mode, "election mode: "+orList(names))
-	fs.StringVar(&s.NodeID, "node-id", s.NodeID, "this node's id (default: hostname)")
+	fs.StringVar(&s.NodeID, "node-id", s.NodeID, "this node's id, unique in the cluster: 1-64 bytes of printable UTF-8 without whitespace (default: hostname)")
 	fs.StringVar(&s.HTTP, "http", s.HTTP, "status and metrics endpoint address; empty turns it off")
 	fs.StringVar(&s.StateDir, "state-dir", s.StateDir, "directory of this node's state files, kept across restarts (state: terms, job ledger, run history; replay: the replay table); empty turns them off; the default is used only if it exists and is writable")
 }
@@ -117,7 +118,15 @@ func (s *settings) validate(src *Source, modes []Mode) error {
 		if err != nil {
 			return src.Problem("node_id", "node-id", "not set and the hostname is unknown: %v", err)
 		}
+		if err := election.CheckNodeID(h); err != nil {
+			return src.Problem("node_id", "node-id", "not set, and the hostname %q is no node id: %v", h, err)
+		}
 		s.NodeID = h
+	}
+	// One rule for every mode: the id goes on the wire, into etcd, logs,
+	// metrics and jobs' environment.
+	if err := election.CheckNodeID(s.NodeID); err != nil {
+		return src.Problem("node_id", "node-id", "%q: %v", s.NodeID, err)
 	}
 	return nil
 }

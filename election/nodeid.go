@@ -1,0 +1,58 @@
+package election
+
+import (
+	"errors"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxNodeIDLen bounds a node id, in bytes of UTF-8: the udp wire format
+// carries ids of 1-64 bytes (wire.MaxIDLen).
+const MaxNodeIDLen = 64
+
+// NodeIDRule says in words what CheckNodeID accepts.
+const NodeIDRule = "a node id is 1-64 bytes of printable UTF-8 without whitespace"
+
+// CheckNodeID reports whether id can be a node id: 1 to MaxNodeIDLen bytes
+// of valid UTF-8, every character printable and none of them whitespace.
+// Ids travel on the wire, in etcd, in logs (key=value), in metrics and in
+// jobs' environment (LANLEADER_NODE), where a space, a control character
+// or a broken byte sequence would be ambiguous or invisible. The error
+// names the first offending character and its byte offset, not the id: the
+// caller quotes the id with the flag or key that set it. Every mode's
+// command line checks its node id here.
+func CheckNodeID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("empty: " + NodeIDRule)
+	case len(id) > MaxNodeIDLen:
+		return fmt.Errorf("%d bytes, at most %d", len(id), MaxNodeIDLen)
+	}
+	for i, r := range id {
+		var what string
+		switch {
+		case r == utf8.RuneError && !validRuneAt(id, i):
+			return fmt.Errorf("not valid UTF-8 at byte %d: %s", i, NodeIDRule)
+		case r == ' ':
+			what = "space"
+		case unicode.IsSpace(r):
+			what = "whitespace"
+		case unicode.IsControl(r):
+			what = "control character"
+		case !unicode.IsPrint(r):
+			what = "non-printable character"
+		default:
+			continue
+		}
+		return fmt.Errorf("%s (%U) at byte %d: %s", what, r, i, NodeIDRule)
+	}
+	return nil
+}
+
+// validRuneAt reports whether a valid encoding starts at byte i of s (a
+// literal U+FFFD is valid; a broken sequence also decodes as U+FFFD).
+func validRuneAt(s string, i int) bool {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	return r != utf8.RuneError || size > 1
+}
