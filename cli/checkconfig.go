@@ -65,7 +65,7 @@ refuse the file.`,
 		rep := checkReport{File: rf.s.ConfigPath, From: start, Warnings: []string{}, Errors: []string{}, Jobs: []checkJob{}}
 		rc, err := rf.load()
 		if err == nil {
-			rep.OK, rep.Mode, rep.Warnings = true, rc.s.Mode, append(rep.Warnings, rc.warnings...)
+			rep.OK, rep.Mode, rep.Warnings = true, rc.s.Mode, append(append(rep.Warnings, rc.warnings...), rc.checkOnly...)
 			for _, j := range rc.file.Jobs {
 				next, err := jobs.NextN(j.Schedule, start, *count)
 				if err != nil { // cannot happen: load validated the schedule

@@ -206,7 +206,8 @@ func (s *udpSettings) Load(src *Source) error {
 	} else if bind, err := udp.ResolveBind(s.Bind, mode); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "udp: ")
 		if errors.Is(err, udp.ErrAddressNotUp) {
-			src.Warn("%s (run waits for the address to come up)", msg)
+			// run logs "waiting for the bind address to come up" itself.
+			src.warnCheckOnly("%s (run waits for the address to come up)", msg)
 		} else {
 			bad("bind", "%s", msg)
 		}

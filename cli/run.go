@@ -66,6 +66,9 @@ type runConfig struct {
 	ms       ModeSettings
 	file     *config.File
 	warnings []string
+	// checkOnly are warnings check-config prints and run does not log:
+	// run says the same as it acts (Source.warnCheckOnly).
+	checkOnly []string
 }
 
 // electionKeys are the keys under election: that the modes claim.
@@ -80,7 +83,7 @@ func electionKeys(modes []Mode) []string {
 // load reads and validates the config file and the flags: the one
 // validation path of run, check-config and reload. Every problem is
 // reported at once, as a ConfigError; warnings (things that do not stop a
-// start) come back in runConfig.warnings.
+// start) come back in runConfig.warnings and checkOnly.
 func (rf *runFlags) load() (*runConfig, error) {
 	file, err := config.LoadWith(rf.s.ConfigPath, config.Options{ElectionKeys: electionKeys(rf.modes)})
 	if file == nil {
@@ -112,7 +115,7 @@ func (rf *runFlags) load() (*runConfig, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, ConfigError{err}
 	}
-	return &runConfig{s: s, mode: mode, ms: ms, file: file, warnings: src.warnings}, nil
+	return &runConfig{s: s, mode: mode, ms: ms, file: file, warnings: src.warnings, checkOnly: src.checkOnly}, nil
 }
 
 func newRunCmd(modes []Mode) *cobra.Command {

@@ -158,6 +158,10 @@ type Source struct {
 	flags  *pflag.FlagSet
 	// warnings are problems that do not stop a start (Warn).
 	warnings []string
+	// checkOnly are warnings that check-config prints but run does not
+	// log at start, because run logs the same itself as it acts on it
+	// (warnCheckOnly).
+	checkOnly []string
 }
 
 // Warn records a problem that does not stop a start but that the user
@@ -165,6 +169,13 @@ type Source struct {
 // and what to check.
 func (s *Source) Warn(format string, args ...any) {
 	s.warnings = append(s.warnings, fmt.Sprintf(format, args...))
+}
+
+// warnCheckOnly records a warning for check-config alone: run's own log
+// line about the same thing (e.g. waiting for the bind address) would
+// otherwise follow it at once.
+func (s *Source) warnCheckOnly(format string, args ...any) {
+	s.checkOnly = append(s.checkOnly, fmt.Sprintf(format, args...))
 }
 
 // InFile reports whether election.KEY was written in the file (even as 0).
