@@ -55,6 +55,9 @@ options:
   --intervals LIST     benchmark's intervals (default 200ms,50ms), each run by
                        lanleader and by keepalived (advert_int) alternately
   --idle-seconds S     benchmark's idle CPU measurement per daemon (default 30)
+  --idle-windows K     idle measurements per daemon and interval, lanleader and
+                       keepalived alternating (default 3; the ratio's median
+                       over the K pairs is printed with the means)
   --out FILE           benchmark JSON summary (default ./netns-bench.json)
   --keep               keep the log directory even when everything passed
   --max-seconds S      watchdog: abort the whole run after S s (default 900)
@@ -81,6 +84,7 @@ MODE=suite
 ROUNDS=10
 BENCH_INTERVALS=200ms,50ms
 BENCH_IDLE_SECONDS=30
+BENCH_IDLE_WINDOWS=3
 OUT="$PWD/netns-bench.json"
 KEEP=0
 MAX_SECONDS=900
@@ -104,6 +108,7 @@ while [ $# -gt 0 ]; do
 	--rounds) ROUNDS=$2; shift 2 ;;
 	--intervals) BENCH_INTERVALS=$2; shift 2 ;;
 	--idle-seconds) BENCH_IDLE_SECONDS=$2; shift 2 ;;
+	--idle-windows) BENCH_IDLE_WINDOWS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--max-seconds) MAX_SECONDS=$2; shift 2 ;;
@@ -891,10 +896,10 @@ bench_first_leader() {
 	echo "${r%% *} ${f%.log}"
 }
 
-# resources DAEMON LABEL SECONDS: RSS and CPU of every node (all its
-# processes) over an idle period.
+# resources DAEMON LABEL SECONDS [WINDOW]: RSS and CPU of every node (all
+# its processes) over an idle period, the WINDOW-th of its series.
 resources() {
-	local d=$1 label=$2 secs=$3 i t0 t1
+	local d=$1 label=$2 secs=$3 window=${4:-1} i t0 t1
 	declare -A c0=()
 	bench_agree "$d" "$(alive_nodes)"
 	local lead=$AGREED
@@ -907,7 +912,7 @@ resources() {
 		c1=$(ns_cpu_ns "$i")
 		cpu=$(python3 -c "print(round(($c1 - ${c0[$i]}) / 1e9 / (($t1 - $t0) / 1000) * 100, 4))")
 		[ "$i" = "$lead" ] && role=leader
-		RESOURCES+=("$d/$label:n$i:$role:$(ns_mem "$i" VmRSS):$cpu:$(ns_mem "$i" RssAnon)")
+		RESOURCES+=("$d/$label:n$i:$role:$(ns_mem "$i" VmRSS):$cpu:$(ns_mem "$i" RssAnon):$window")
 	done
 }
 
@@ -972,14 +977,18 @@ run_bench() {
 	for iv in "${ivs[@]}"; do
 		INTERVAL=$iv
 		INTERVAL_MS=$(dur_ms "$iv") || return 1
-		say "bench: interval $iv, $NODES nodes: idle resources (${BENCH_IDLE_SECONDS} s each)"
-		for d in lanleader keepalived; do
-			bench_cluster "$d"
-			if bench_settle "$d"; then resources "$d" "$iv" "$BENCH_IDLE_SECONDS"; else
-				echo "bench: $d $iv: no leader for the idle measurement ($VIEW)" >&2
-				BENCH_ERRORS=$((BENCH_ERRORS + 1))
-			fi
-			cluster_stop
+		say "bench: interval $iv, $NODES nodes: idle resources ($BENCH_IDLE_WINDOWS × ${BENCH_IDLE_SECONDS} s each)"
+		# Alternating windows: a single minute of idle CPU varies with
+		# the machine's other work by more than the difference measured.
+		for ((w = 1; w <= BENCH_IDLE_WINDOWS; w++)); do
+			for d in lanleader keepalived; do
+				bench_cluster "$d"
+				if bench_settle "$d"; then resources "$d" "$iv" "$BENCH_IDLE_SECONDS" "$w"; else
+					echo "bench: $d $iv: no leader for the idle measurement ($VIEW)" >&2
+					BENCH_ERRORS=$((BENCH_ERRORS + 1))
+				fi
+				cluster_stop
+			done
 		done
 		loads+=("$iv=$(cut -d' ' -f1-3 /proc/loadavg)")
 		say "bench: interval $iv, $ROUNDS rounds, alternating lanleader and keepalived"
@@ -1009,7 +1018,9 @@ run_bench() {
 }
 
 # bench_compare FILE prints lanleader against keepalived per interval: the
-# failover p50 ratio per class and the mean idle CPU per node.
+# failover p50 ratio per class, the mean idle CPU per node over all windows,
+# and the median and range of the per-window ratios (window k of one
+# daemon against window k of the other, measured one after the other).
 bench_compare() {
 	python3 - "$1" <<-'EOF'
 		import json, sys
@@ -1028,6 +1039,16 @@ bench_compare() {
 		        cpu[dm] = sum(xs) / len(xs) if xs else None
 		    if cpu["lanleader"] is not None and cpu["keepalived"]:
 		        print("%-8s %-9s %12.4f %% %12.4f %% %7.2f" % (iv, "idle CPU", cpu["lanleader"], cpu["keepalived"], cpu["lanleader"] / cpu["keepalived"]))
+		    win = {}
+		    for r in res:
+		        dm, _, riv = r["interval"].partition("/")
+		        if riv == iv:
+		            win.setdefault(r.get("window", 1), {}).setdefault(dm, []).append(r["cpu_pct"])
+		    ratios = sorted(sum(w["lanleader"]) / sum(w["keepalived"]) * len(w["keepalived"]) / len(w["lanleader"])
+		                    for w in win.values() if w.get("lanleader") and w.get("keepalived") and sum(w["keepalived"]) > 0)
+		    if len(ratios) > 1:
+		        mid = (ratios[(len(ratios) - 1) // 2] + ratios[len(ratios) // 2]) / 2
+		        print("%-8s %-9s %d windows: ratio median %.2f, range %.2f-%.2f" % (iv, "idle CPU", len(ratios), mid, ratios[0], ratios[-1]))
 	EOF
 }
 

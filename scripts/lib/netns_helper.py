@@ -267,10 +267,12 @@ def cmd_bench_summary(a):
                       p90=round(percentile(xs, 90), 1), max=round(xs[-1], 1))
         out["failover_ms"][name] = st
     for spec in a.resource or []:
-        interval, node, role, rss, cpu, *anon = spec.split(":")
+        interval, node, role, rss, cpu, *rest = spec.split(":")
         r = {"interval": interval, "node": node, "role": role, "rss_kb": int(rss), "cpu_pct": float(cpu)}
-        if anon:
-            r["anon_kb"] = int(anon[0])  # private memory; the rest of RSS is the binary's clean pages
+        if rest:
+            r["anon_kb"] = int(rest[0])  # private memory; the rest of RSS is the binary's clean pages
+        if len(rest) > 1:
+            r["window"] = int(rest[1])  # which of the alternating idle windows
         out["resources"].append(r)
     with open(a.out, "w") as f:
         json.dump(out, f, indent=1)
@@ -281,10 +283,10 @@ def cmd_bench_summary(a):
             print("%-26s %4d %8.1f %8.1f %8.1f %8.1f" % (name, st["n"], st["min"], st["p50"], st["p90"], st["max"]))
         else:
             print("%-26s %4d (no samples)" % (name, 0))
-    print("%-18s %-6s %-9s %8s %8s %8s" % ("interval", "node", "role", "RSS MiB", "anon MiB", "CPU %"))
+    print("%-18s %-6s %-6s %-9s %8s %8s %8s" % ("interval", "window", "node", "role", "RSS MiB", "anon MiB", "CPU %"))
     for r in out["resources"]:
-        print("%-18s %-6s %-9s %8.1f %8.1f %8.3f" % (r["interval"], r["node"], r["role"], r["rss_kb"] / 1024,
-                                                   r.get("anon_kb", 0) / 1024, r["cpu_pct"]))
+        print("%-18s %-6d %-6s %-9s %8.1f %8.1f %8.3f" % (r["interval"], r.get("window", 1), r["node"], r["role"],
+                                                        r["rss_kb"] / 1024, r.get("anon_kb", 0) / 1024, r["cpu_pct"]))
     return 0
 
 
