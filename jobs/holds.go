@@ -14,7 +14,10 @@ import (
 // follower, and sends its ledger on every heartbeat of its leader and once
 // more when the last run ends (udp: FlagHolding). Every node records, per
 // job, the running entry a holder says it runs (AdoptLedgerFrom): a hold,
-// renewed by every such message for HoldLapse. A new leader does not
+// renewed by every such message for HoldLapse. A holder says running only
+// of the runs its current process started (toldLocked): a restarted node
+// that holds another run never holds, with an entry its state file gave
+// back, a run its previous process started. A new leader does not
 // count a held run as interrupted, and its overlap policy applies to it as
 // to a run of its own.
 //

@@ -80,7 +80,8 @@ type RunnerConfig struct {
 	// LedBy, if set, reports whether node led term (udp:
 	// protocol.ClaimedBy, read from the term itself). Nil: as far as this
 	// Runner saw (OnNewLeader), which misses leaderships it never
-	// followed, such as one before its restart.
+	// followed, such as one before its restart: a restarted node then
+	// cannot tell the runs its previous process started (toldLocked).
 	LedBy func(term uint64, node string) bool
 }
 

@@ -54,7 +54,8 @@ func (r *Runner) Snapshot() []JobStatus {
 
 // Ledger returns this node's encoded ledger (at most MaxLedgerSize bytes):
 // per job, the newest instant known started (by this node or by the
-// leaders it heard), its outcome and term. The leader piggybacks it on
+// leaders it heard), its outcome and term (a run of this node's term that
+// this process does not run as OutcomeNone: toldLocked). The leader piggybacks it on
 // heartbeats; followers hand it to a new leader (claims, votes, Ledger
 // messages), so what one node heard reaches the next leader. It never
 // blocks on the Runner's lock, so OnLedgerChange may call it.
@@ -114,14 +115,14 @@ func (r *Runner) adoptLocked(l Ledger) {
 // encodeLocked encodes what this node knows: per configured job its known
 // entry (knownEntry), plus the newest entry of every other id (manual
 // runs, jobs only other nodes run), so a node with another job list still
-// passes them on. A job a truncated
-// ledger left out is left out again (the result is marked truncated).
-// Must hold r.mu.
+// passes them on; each as this node tells it (toldLocked). A job a
+// truncated ledger left out is left out again (the result is marked
+// truncated). Must hold r.mu.
 func (r *Runner) encodeLocked() []byte {
 	l := Ledger{Entries: make([]LedgerEntry, 0, len(r.own)+len(r.peer))}
 	for _, j := range r.jobs {
 		if e, ok := r.knownEntry(j); ok {
-			l.Entries = append(l.Entries, e)
+			l.Entries = append(l.Entries, r.toldLocked(e))
 		} else if r.unknown[j.id] {
 			l.Truncated = true
 		}
@@ -130,15 +131,38 @@ func (r *Runner) encodeLocked() []byte {
 	// newer of own and heard.
 	for id, e := range r.own {
 		if p, ok := r.peer[id]; r.byID[id] == nil && (!ok || !newer(p, e)) {
-			l.Entries = append(l.Entries, e)
+			l.Entries = append(l.Entries, r.toldLocked(e))
 		}
 	}
 	for id, e := range r.peer {
 		if o, ok := r.own[id]; r.byID[id] == nil && (!ok || newer(e, o)) {
-			l.Entries = append(l.Entries, e)
+			l.Entries = append(l.Entries, r.toldLocked(e))
 		}
 	}
 	return l.Encode()
+}
+
+// toldLocked returns e as this node passes it on. Its running entries of
+// a term it led are what it says it still runs when it holds (holds.go),
+// so it says running only of runs this process started and has not seen
+// end (its own ledger's running entries). A run of its term that this
+// process does not run was started by a previous process of this node
+// (the state file or a peer gave its entry back) and died with it: it
+// goes out as OutcomeNone at its instant, which names no run going on,
+// still tells a node that knew nothing of it that the instant was taken,
+// and never takes back a running entry or an outcome (Outcome.progress).
+// What this node knows is not changed: the leader that takes the run for
+// interrupted is still the one that concludes it (lapse, takeOver). Must
+// hold r.mu.
+func (r *Runner) toldLocked(e LedgerEntry) LedgerEntry {
+	if e.Outcome != OutcomeRunning || !r.ledBy(r.cfg.Node, e.Term) {
+		return e
+	}
+	if own, ok := r.own[e.JobID]; ok && own.Outcome == OutcomeRunning && oneRun(own, e) {
+		return e
+	}
+	e.Outcome = OutcomeNone
+	return e
 }
 
 // hearRuns files the finished runs a leader's ledger tells of in the
