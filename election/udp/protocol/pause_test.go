@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
 )
 
 // TestPausedFollowerRelistens: a follower whose process was paused longer
@@ -33,4 +35,61 @@ func TestPausedFollowerRelistens(t *testing.T) {
 	assert.Equal(t, "l", n.Status().Leader.ID)
 	assert.Zero(t, n.Stats().Suspicions, "a queued heartbeat after a pause is no reason to suspect")
 	assert.Empty(t, sentOf(n, Claim))
+}
+
+// TestLeaderSilentForSuspectStepsDown: a leader whose next call comes
+// Misses intervals or more after its last heartbeat (a pause, a host
+// suspend) may have been replaced by now — without quorum nothing says
+// otherwise — so it steps down before it sends anything as leader and
+// asks who leads. A shorter pause, which no follower can have taken for a
+// dead leader, keeps the leadership after one claim window of listening.
+func TestLeaderSilentForSuspectStepsDown(t *testing.T) {
+	tm := DefaultLANConfig().Timings()
+	tests := []struct {
+		name      string
+		silent    time.Duration // since the leader's last heartbeat
+		stillLead bool
+	}{
+		{"detected pause shorter than Suspect", tm.Suspect - time.Millisecond, true},
+		{"exactly Suspect", tm.Suspect, false},
+		{"host suspend of 5 s", 5 * time.Second, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, now := alone(t, "l", 100, 1)
+			term := l.Status().Leader.Term
+			require.True(t, l.CanActAsLeader(now))
+			woke := now.Add(tt.silent)
+			assert.False(t, l.CanActAsLeader(woke), "overdue: paused and not noticed yet")
+			l.Tick(woke)
+			out := l.Ready()
+			require.Equal(t, uint64(1), l.Stats().Pauses, "detected as a pause")
+			assert.False(t, l.CanActAsLeader(woke))
+			var beats, queries int
+			for _, e := range out {
+				switch e.Msg.Type {
+				case Heartbeat:
+					beats++
+				case Query:
+					queries++
+					assert.Empty(t, e.To, "asks everyone")
+				}
+			}
+			assert.Equal(t, 1, queries, "asks who leads")
+			if tt.stillLead {
+				assert.Equal(t, election.Leader, l.Status().Role)
+				assert.Equal(t, 1, beats, "reasserts its term")
+				later := woke.Add(tm.ClaimWindow)
+				l.Tick(later)
+				assert.True(t, l.CanActAsLeader(later), "nobody objected within a claim window")
+				assert.Equal(t, term, l.Status().Leader.Term)
+				return
+			}
+			assert.Equal(t, election.Follower, l.Status().Role, "steps down at once")
+			assert.False(t, l.Status().Leader.Known())
+			assert.Zero(t, beats, "no heartbeat of the old term after the silence")
+			assert.Equal(t, uint64(1), l.Stats().SteppedDown)
+			assert.False(t, l.NextTick().Before(woke.Add(tm.YieldWait)), "listens a claim window and an interval before claiming")
+		})
+	}
 }

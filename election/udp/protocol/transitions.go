@@ -196,6 +196,20 @@ func (n *Node) onPause(now time.Time) {
 	n.stats.Pauses++
 	switch n.role {
 	case election.Leader:
+		if !n.q.on() && now.Sub(n.lastBeat) >= n.t.Suspect {
+			// Silent for as long as a follower waits before it suspects
+			// us: a successor may have led a newer term meanwhile and be
+			// gone now (or, after a host suspend, its heartbeats were
+			// lost, not queued), and followers ignore our older term
+			// without telling us. Nothing would stop us acting on it
+			// beside the next leader they elect. Step down before
+			// sending anything: leading again takes a new claim, which
+			// any node knowing a newer term corrects. (In quorum mode
+			// the lease decides: votes bind the voters until it ends.)
+			n.wait(now, n.t.YieldWait)
+			n.emit("", Message{Type: Query})
+			return
+		}
 		// A rival may have been elected while we slept. Reassert (a better
 		// rival answers and we step down; a candidate yields) and ask; do
 		// not act until a claim window passed without a better leader.

@@ -59,6 +59,53 @@ func TestSuspendIsAPause(t *testing.T) {
 	}
 }
 
+// TestSuspendedLeaderWakesAfterItsSuccessorDied: without quorum, a leader
+// whose host slept while the others elected a successor, and which wakes
+// just after that successor died, hears nobody object to its old term: the
+// surviving follower knows the newer term but ignores older leaders
+// without a word. Left leading, it would act on its old term (and its job
+// ledger from before the sleep) until that follower, suspecting the dead
+// successor, elects itself — and then beside it for a packet's delivery.
+// It must step down as it wakes instead. Mutual exclusion, and no instant
+// of the job model started twice, are checked after every event.
+func TestSuspendedLeaderWakesAfterItsSuccessorDied(t *testing.T) {
+	c := protocol.DefaultLANConfig()
+	for _, seed := range seeds(t, 50) {
+		s := New(Options{Seed: seed, Link: LAN, Jobs: &Jobs{Every: c.Interval, Gather: c.Timings().Gather, Strict: true}}, nodeIDs(3)...)
+		old, err := elect(s, 10*time.Second)
+		require.NoError(t, err, "seed %d", seed)
+		s.Run(time.Duration(s.Rand().Int64N(int64(c.Interval))))
+		oldTerm := s.Node(old).Status().Leader.Term
+		sleep := 3 * time.Second
+		wake := s.Now().Add(sleep)
+		s.Suspend(old, sleep, false)
+		_, err = waitNewLeader(s, old, sleep)
+		require.NoError(t, err, "seed %d", seed)
+		succ := s.Leaders()
+		require.Len(t, succ, 2, "seed %d: the sleeper and its successor", seed)
+		s.RunUntil(wake.Add(-time.Duration(1+s.Rand().Int64N(int64(c.Interval)))), nil)
+		for _, id := range succ {
+			if id != old {
+				s.Crash(id)
+			}
+		}
+		actedOld := false
+		s.AfterEvent = func() {
+			sn := s.nodes[old]
+			if sn.up && sn.n.Status().Leader.Term == oldTerm && sn.n.CanActAsLeader(s.nodeNow(sn)) {
+				actedOld = true
+			}
+		}
+		s.Run(5 * time.Second)
+		require.NoError(t, s.Err, "seed %d", seed)
+		assert.False(t, actedOld, "seed %d: the woken leader may act on its old term", seed)
+		assert.Equal(t, uint64(1), s.Node(old).Stats().Pauses, "seed %d", seed)
+		require.NoError(t, s.Converged(), "seed %d", seed)
+		assert.Greater(t, s.Node(old).Status().Leader.Term, oldTerm, "seed %d", seed)
+		assert.Zero(t, s.JobStats().Duplicates, "seed %d", seed)
+	}
+}
+
 // TestSuspendWithStoppedClockIsUnsafe shows the hazard the adapter's clock
 // removes: with Go's monotonic clock (it stops while the host sleeps) the
 // resumed leader believes no time passed and acts next to its successor.

@@ -84,9 +84,9 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 			return s, s.Err
 		}
 		id := ids[r.IntN(n)]
-		kinds := 11
+		kinds := 12
 		if quorum {
-			kinds += 2 // host suspend; quick restart
+			kinds++ // quick restart
 		}
 		switch r.IntN(kinds) {
 		case 0:
@@ -128,7 +128,8 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 			s.Mute(id)
 		case 11:
 			// A host suspend with a clock that counts through it (the
-			// udp adapter's SystemClock): handled as a pause.
+			// udp adapter's SystemClock): handled as a pause, except
+			// that what was sent to the host meanwhile is lost.
 			s.Suspend(id, time.Duration(r.Int64N(int64(20*base.Interval))), false)
 		case 12:
 			// A process killed and restarted by its supervisor within a
