@@ -39,7 +39,8 @@ const (
 )
 
 // runTime is how long a run of each job takes unless cancelled.
-var runTime = map[string]time.Duration{secJob: 100 * time.Millisecond, minJob: 2 * time.Second, holdJob: 15 * time.Second}
+var runTime = map[string]time.Duration{secJob: 100 * time.Millisecond, minJob: 2 * time.Second, holdJob: 15 * time.Second,
+	otherJob: time.Minute}
 
 // holdJob runs every 10 s for 15 s and finishes on leadership loss
 // (TestClusterDeposedLeadersRunIsHeld).
