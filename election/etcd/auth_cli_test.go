@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,4 +149,54 @@ jobs:
 	require.NoError(t, ctx2.Err(), "run did not give up on a rejected password")
 	assert.Equal(t, cli.ExitConfig, code, "stderr: %s", errb.String())
 	assert.Contains(t, errb.String(), `etcd rejected the credentials for user "root" at endpoint `+srv.Endpoint)
+}
+
+// TestRunModeAuthWaitsForEtcd: with a username, run whose etcd does not
+// answer keeps running and says at WARN that etcd is unreachable (as
+// without one), instead of exiting after the dial timeout; stopped, it
+// exits 0.
+func TestRunModeAuthWaitsForEtcd(t *testing.T) {
+	t.Setenv(etcd.PasswordEnv, "s3cret")
+	cfg := filepath.Join(t.TempDir(), "lanleader.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`election:
+  mode: etcd
+  http: ""
+  etcd:
+    endpoints: [http://127.0.0.1:1]
+    username: lanleader
+jobs:
+  - name: j
+    schedule: "@every 1h"
+    command: ["true"]
+`), 0o600))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	var log syncBuffer
+	go func() {
+		done <- cli.Execute(ctx, []string{"run", "--config", cfg, "--node-id", "a", "--state-dir="}, &log, &log, etcdcli.Mode())
+	}()
+	// One attempt takes the dial timeout, 5 s.
+	require.Eventually(t, func() bool {
+		select {
+		case code := <-done:
+			done <- code
+			return true
+		default:
+			return strings.Contains(log.String(), `level=WARN msg="etcd: unreachable; trying again"`)
+		}
+	}, 20*time.Second, 50*time.Millisecond, "log:\n%s", &log)
+	select {
+	case code := <-done:
+		t.Fatalf("run exited (%d) while etcd was unreachable; log:\n%s", code, &log)
+	default:
+	}
+	assert.Contains(t, log.String(), `etcd: authenticating as user \"lanleader\" at endpoint http://127.0.0.1:1`)
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, cli.ExitOK, code, "log:\n%s", &log)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("run did not stop; log:\n%s", &log)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/etcd/etcdtest"
 )
 
@@ -18,8 +19,8 @@ import (
 // authentication enabled and a user whose role may read and write only
 // the cluster's prefix (as operations.md tells operators to set up): an
 // Elector logging in as that user, its password in a file, leads; one
-// with a wrong password is refused by New with an error naming the user
-// and the endpoint, rather than retrying silently.
+// with a wrong password ends Run at once with an error naming the user and
+// the endpoint, rather than retrying.
 func TestAuthUserLeadsAndWrongPasswordIsRejected(t *testing.T) {
 	srv, err := etcdtest.Start(t.TempDir())
 	require.NoError(t, err)
@@ -60,8 +61,15 @@ func TestAuthUserLeadsAndWrongPasswordIsRejected(t *testing.T) {
 	key, rev, _ := c.leaderKV(root)
 	assert.Equal(t, lead.term, uint64(rev), "leader key %s", key)
 
-	_, err = New(Config{NodeID: "b", Endpoints: []string{srv.Endpoint}, Prefix: c.prefix, SessionTTL: testTTL,
+	// A wrong password: New does not dial; Run returns at once with the
+	// rejection instead of retrying.
+	b, err := New(Config{NodeID: "b", Endpoints: []string{srv.Endpoint}, Prefix: c.prefix, SessionTTL: testTTL,
 		Username: "lanleader", Password: "wrong horse", Logger: testLogger(t, "b")})
+	require.NoError(t, err)
+	bctx, bcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer bcancel()
+	err = b.Run(bctx, election.Callbacks{})
+	require.NoError(t, bctx.Err(), "Run did not give up on a rejected password")
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrCredentialsRejected)
 	assert.Contains(t, err.Error(), `etcd rejected the credentials for user "lanleader" at endpoint `+srv.Endpoint)

@@ -11,27 +11,38 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// ErrCredentialsRejected is (wrapped) NewClient's and New's error when
-// etcd refuses Config.Username's password.
+// ErrCredentialsRejected is (wrapped) NewClient's and Elector.Run's error
+// when etcd refuses Config.Username's password.
 var ErrCredentialsRejected = errors.New("etcd rejected the credentials")
 
 // NewClient dials etcd as cfg says (endpoints, TLS files, user, dial
 // timeout). Without a Username dialing does not wait for a connection: an
-// unreachable etcd shows up as failing calls, which the Elector retries.
-// With one, the client authenticates at once: NewClient fails (wrapping
-// ErrCredentialsRejected if etcd refused them) unless an endpoint accepts
-// the credentials within the dial timeout. The caller closes the client.
+// unreachable etcd shows up as failing calls. With one, the client
+// authenticates at once: NewClient fails (wrapping ErrCredentialsRejected
+// if etcd refused them) unless an endpoint accepts the credentials within
+// the dial timeout. The caller closes the client. An Elector dials in Run
+// and tries again while etcd is unreachable.
 func NewClient(cfg Config) (*clientv3.Client, error) {
 	cfg = cfg.withDefaults()
-	tlsCfg, err := cfg.TLS.clientConfig(cfg.Endpoints)
+	cc, err := cfg.clientConfig()
 	if err != nil {
 		return nil, err
 	}
+	return dial(cfg, cc)
+}
+
+// clientConfig reads the TLS files and the password into the client's
+// config, so that a bad file is found before anything is dialed.
+func (cfg Config) clientConfig() (clientv3.Config, error) {
+	tlsCfg, err := cfg.TLS.clientConfig(cfg.Endpoints)
+	if err != nil {
+		return clientv3.Config{}, err
+	}
 	password, err := cfg.password()
 	if err != nil {
-		return nil, &FieldError{Field: "password_file", Err: err}
+		return clientv3.Config{}, &FieldError{Field: "password_file", Err: err}
 	}
-	c, err := clientv3.New(clientv3.Config{
+	return clientv3.Config{
 		Endpoints:   cfg.Endpoints,
 		TLS:         tlsCfg,
 		Username:    cfg.Username,
@@ -42,7 +53,13 @@ func NewClient(cfg Config) (*clientv3.Client, error) {
 		DialKeepAliveTime:    cfg.SessionTTL / 2,
 		DialKeepAliveTimeout: cfg.SessionTTL / 2,
 		Logger:               zapToSlog(cfg.Logger.With("component", "etcd-client")),
-	})
+	}, nil
+}
+
+// dial creates the client of cc (cfg's clientConfig); with a Username it
+// authenticates within the dial timeout.
+func dial(cfg Config, cc clientv3.Config) (*clientv3.Client, error) {
+	c, err := clientv3.New(cc)
 	endpoints := strings.Join(cfg.Endpoints, ",")
 	switch {
 	case err == nil:

@@ -26,8 +26,9 @@ const (
 	// leases below about 1.5 s (three election timeouts at default
 	// settings), and a shorter one leaves no room for keepalives.
 	MinSessionTTL = 2 * time.Second
-	// DefaultDialTimeout bounds the first connection attempt of each call,
-	// and authenticating when a client with a Username is created.
+	// DefaultDialTimeout bounds each attempt of Run to reach etcd
+	// (connect, log in, one read) and authenticating when NewClient
+	// creates a client with a Username.
 	DefaultDialTimeout = 5 * time.Second
 	// PasswordEnv is the environment variable the lanleader-etcd command
 	// reads Config.Password from (and then removes from its environment,
@@ -60,8 +61,9 @@ type Config struct {
 	// Username is the etcd user (etcd's RBAC, `etcdctl auth enable`) this
 	// node authenticates as, with Password or PasswordFile; empty means no
 	// username/password authentication (a client certificate's common
-	// name may still name the user). The client authenticates when it is
-	// created: New fails if etcd rejects the credentials.
+	// name may still name the user). Run logs in when it reaches etcd and
+	// returns an error wrapping ErrCredentialsRejected if etcd rejects the
+	// credentials; an unreachable etcd it keeps trying.
 	Username string
 	// Password is Username's password. Programs that hold it set it here;
 	// the lanleader-etcd command fills it from PasswordEnv. Not together
@@ -81,7 +83,8 @@ type Config struct {
 	// Margin is how long before the lease's earliest possible expiry
 	// (by the local clock) the leader stops acting. Default SessionTTL/10.
 	Margin time.Duration
-	// DialTimeout bounds connecting to etcd. Default DefaultDialTimeout.
+	// DialTimeout bounds each attempt to reach etcd. Default
+	// DefaultDialTimeout.
 	DialTimeout time.Duration
 	// Client, if set, is used instead of dialing Endpoints; the Elector
 	// does not close it. Tests and programs that already hold a client

@@ -19,12 +19,19 @@ type BeforeLeading func(ctx context.Context, term uint64) error
 
 // Elector is the etcd election mode's election.Elector.
 type Elector struct {
-	cfg    Config
-	log    *slog.Logger
+	cfg Config
+	log *slog.Logger
+	// client is Config.Client, or the client Run dialed (connect); only
+	// Run sets it, before its sessions start. Others read it with mu held
+	// (Client).
 	client *clientv3.Client
-	// ownClient is set when New dialed the client, so Run closes it.
-	ownClient bool
-	now       clock
+	// dialCfg is the client's config when Config.Client is nil: Run dials
+	// it, and closes the client when it returns.
+	dialCfg *clientv3.Config
+	now     clock
+	// wait waits for d or until ctx is done, between attempts to reach
+	// etcd; tests replace it.
+	wait func(ctx context.Context, d time.Duration)
 
 	mu      sync.Mutex
 	started bool
@@ -44,26 +51,42 @@ type leadership struct {
 
 var _ election.Elector = (*Elector)(nil)
 
-// New validates cfg and returns an Elector. It dials etcd unless cfg.Client
-// is set, without waiting for a connection.
+// New validates cfg, reads its TLS and password files and returns an
+// Elector. It does not touch the network: Run dials etcd (unless cfg.Client
+// is set), with or without a Username, and keeps trying while etcd is
+// unreachable.
 func New(cfg Config) (*Elector, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Elector{cfg: cfg, log: cfg.Logger, client: cfg.Client, now: systemClock, beforeLeading: cfg.BeforeLeading}
+	e := &Elector{cfg: cfg, log: cfg.Logger, client: cfg.Client, now: systemClock, wait: sleep, beforeLeading: cfg.BeforeLeading}
 	if e.client == nil {
-		c, err := NewClient(cfg)
+		cc, err := cfg.clientConfig()
 		if err != nil {
 			return nil, err
 		}
-		e.client, e.ownClient = c, true
+		e.dialCfg = &cc
 	}
 	return e, nil
 }
 
-// Client returns the etcd client the Elector uses.
-func (e *Elector) Client() *clientv3.Client { return e.client }
+// Client returns the etcd client the Elector uses: Config.Client, or the
+// one Run dialed; nil before Run has reached etcd.
+func (e *Elector) Client() *clientv3.Client {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.client
+}
+
+// endpoints returns the client's endpoints, or the configured ones before
+// Run has dialed.
+func (e *Elector) endpoints() []string {
+	if c := e.Client(); c != nil {
+		return c.Endpoints()
+	}
+	return e.cfg.Endpoints
+}
 
 // Prefix returns the cluster's key prefix (without a trailing slash).
 func (e *Elector) Prefix() string { return e.cfg.Prefix }
@@ -119,8 +142,14 @@ func (e *Elector) idle() election.Status {
 // Run campaigns until ctx is done, one session (lease) at a time: when a
 // session ends (lease expired or revoked, etcd unreachable past the
 // deadline) any leadership ends with it, and a new session campaigns
-// again after a short pause. When ctx is done a leader resigns, so another
-// node takes over at once, and revokes its lease.
+// again after a short pause (SessionTTL/10). Before the first session,
+// while etcd is unreachable, it says so at WARN and tries again with
+// backoff (connect). When ctx is done a leader resigns, so another node
+// takes over at once, and revokes its lease.
+//
+// Run returns nil when ctx is done, or an error wrapping
+// ErrCredentialsRejected, at once, if etcd refuses Config.Username's
+// password when Run logs in.
 func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	n := election.NewNotifier(ctx, cb, e.idle())
 	e.mu.Lock()
@@ -130,12 +159,26 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 	}
 	e.started, e.n = true, n
 	e.mu.Unlock()
-	if e.ownClient {
-		defer e.client.Close()
-	}
-	e.log.Info("etcd election", "endpoints", e.client.Endpoints(), "prefix", e.cfg.Prefix,
+	e.log.Info("etcd election", "endpoints", e.endpoints(), "prefix", e.cfg.Prefix,
 		"session_ttl", e.cfg.SessionTTL, "margin", e.cfg.Margin, "user", e.cfg.Username)
+	err := e.campaign(ctx, n)
+	final := n.Status()
+	final.Role, final.Since = election.Follower, time.Now()
+	n.Stop(final)
+	if e.dialCfg != nil && e.client != nil {
+		e.client.Close()
+	}
+	return err
+}
 
+// campaign reaches etcd (connect, unless Config.Client is set), then runs
+// sessions until ctx is done.
+func (e *Elector) campaign(ctx context.Context, n *election.Notifier) error {
+	if e.dialCfg != nil {
+		if err := e.connect(ctx); err != nil || e.client == nil {
+			return err
+		}
+	}
 	pause := e.cfg.SessionTTL / 10
 	for ctx.Err() == nil {
 		err := e.session(ctx, n)
@@ -143,16 +186,8 @@ func (e *Elector) Run(ctx context.Context, cb election.Callbacks) error {
 			break
 		}
 		e.log.Warn("etcd: session ended; campaigning again", "err", err, "after", pause)
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
+		e.wait(ctx, pause)
 	}
-	final := n.Status()
-	final.Role, final.Since = election.Follower, time.Now()
-	n.Stop(final)
 	return nil
 }
 

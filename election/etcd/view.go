@@ -19,7 +19,7 @@ type View struct {
 
 // View returns the mode's status view.
 func (e *Elector) View() View {
-	v := View{Endpoints: e.client.Endpoints(), Prefix: e.cfg.Prefix, SessionTTLSeconds: e.cfg.SessionTTL.Seconds()}
+	v := View{Endpoints: e.endpoints(), Prefix: e.cfg.Prefix, SessionTTLSeconds: e.cfg.SessionTTL.Seconds()}
 	e.mu.Lock()
 	l := e.lead
 	e.mu.Unlock()

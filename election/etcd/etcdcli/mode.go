@@ -9,6 +9,7 @@
 package etcdcli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lanleader/lanleader/cli"
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/etcd"
 )
 
@@ -165,8 +167,6 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 	el, err := etcd.New(cfg)
 	var fe *etcd.FieldError
 	switch {
-	case errors.Is(err, etcd.ErrCredentialsRejected):
-		return nil, cli.ConfigError{Err: fmt.Errorf("%w; check --etcd-username (election.etcd.username) and the password from --etcd-password-file (election.etcd.password_file) or %s", err, etcd.PasswordEnv)}
 	case errors.As(err, &fe) && flagOf[fe.Field] != "":
 		return nil, cli.ConfigError{Err: fmt.Errorf("--%s (election.etcd.%s): %w", flagOf[fe.Field], fe.Field, fe.Err)}
 	case err != nil:
@@ -184,7 +184,7 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 	env.Logger.Info("etcd mode", "endpoints", strings.Join(s.Endpoints, ","), "prefix", s.Prefix,
 		"session_ttl", s.SessionTTL, "tls", s.TLS != (etcd.TLSFiles{}), "user", s.Username)
 	return &cli.Elector{
-		Elector: el,
+		Elector: loginChecked{el},
 		CanRun:  el.CanActAsLeader,
 		// Every run's entry is in etcd, under this leadership, before its
 		// process starts.
@@ -192,6 +192,20 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 		Publish: ledger.Sync,
 		View:    func() any { return el.View() },
 	}, nil
+}
+
+// loginChecked is the Elector whose Run, when etcd rejects the
+// credentials as it logs in, ends run with exit code 3 like any other
+// invalid setting, naming the settings to check. An unreachable etcd is no
+// such error: Run keeps trying.
+type loginChecked struct{ *etcd.Elector }
+
+func (l loginChecked) Run(ctx context.Context, cb election.Callbacks) error {
+	err := l.Elector.Run(ctx, cb)
+	if errors.Is(err, etcd.ErrCredentialsRejected) {
+		return cli.ConfigError{Err: fmt.Errorf("%w; check --etcd-username (election.etcd.username) and the password from --etcd-password-file (election.etcd.password_file) or %s", err, etcd.PasswordEnv)}
+	}
+	return err
 }
 
 // envPassword holds $LANLEADER_ETCD_PASSWORD once taken from the
