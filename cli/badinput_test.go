@@ -74,6 +74,8 @@ func TestBadInputNamesCulprit(t *testing.T) {
 			[]string{spacedID + `:4: election.node_id (or --node-id): "web 1": space (U+0020) at byte 3`}, nil, nil},
 		{"node id with a tab in the file", append([]string{"check-config", tabbedID}, udp...), ExitConfig,
 			[]string{tabbedID + `:2: election.node_id (or --node-id): "web\t1": whitespace (U+0009) at byte 3`}, nil, nil},
+		{"cluster name with a space", []string{"check-config", good, "--mode", "udp", "--cluster", "web farm"}, ExitConfig,
+			[]string{`--cluster: "web farm": space (U+0020) at byte 3: a cluster name is 1-64 bytes of printable UTF-8 without whitespace`}, nil, nil},
 		{"node id with a control character", []string{"check-config", good, "--mode", "static", "--leader", "vm", "--node-id", "web\x1b1"}, ExitConfig,
 			[]string{`--node-id: "web\x1b1": control character (U+001B) at byte 3`}, nil, nil},
 		{"node id with a no-break space", []string{"check-config", good, "--mode", "static", "--leader", "vm", "--node-id", "web\u00a01"}, ExitConfig,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
@@ -90,7 +91,7 @@ func (p *peerList) Set(v string) error {
 }
 
 func (s *udpSettings) flags(fs *pflag.FlagSet) {
-	fs.StringVar(&s.Cluster, "cluster", s.Cluster, "udp mode: cluster name; clusters on one LAN ignore each other")
+	fs.StringVar(&s.Cluster, "cluster", s.Cluster, "udp mode: cluster name (1-64 bytes of printable UTF-8 without whitespace); clusters on one LAN ignore each other")
 	s.transportFlags(fs, "udp mode: ")
 	fs.IntVar(&s.Priority, "priority", s.Priority, "udp mode: 0-255, higher wins ties and claims sooner")
 	fs.DurationVar(&s.Interval, "interval", s.Interval, "udp mode: heartbeat interval")
@@ -174,6 +175,9 @@ func (s *udpSettings) Load(src *Source) error {
 		}
 		bad(key, "interval %v × misses %d is over %v: a follower must suspect a silent leader before it forgets a silent peer (%v)",
 			s.Interval, s.Misses, forget, forget)
+	}
+	if err := election.CheckClusterName(s.Cluster); err != nil {
+		bad("cluster", "%q: %v", s.Cluster, err)
 	}
 	if s.ClusterSize < 0 || s.ClusterSize > 255 {
 		bad("cluster_size", "%d: want 0 (no quorum) or 1-255", s.ClusterSize)

@@ -7,12 +7,15 @@ import (
 	"unicode/utf8"
 )
 
-// MaxNodeIDLen bounds a node id, in bytes of UTF-8: the udp wire format
-// carries ids of 1-64 bytes (wire.MaxIDLen).
+// MaxNodeIDLen bounds a node id or a cluster name, in bytes of UTF-8: the
+// udp wire format carries them in 1-64 bytes (wire.MaxIDLen).
 const MaxNodeIDLen = 64
 
 // NodeIDRule says in words what CheckNodeID accepts.
 const NodeIDRule = "a node id is 1-64 bytes of printable UTF-8 without whitespace"
+
+// ClusterNameRule says in words what CheckClusterName accepts.
+const ClusterNameRule = "a cluster name is 1-64 bytes of printable UTF-8 without whitespace"
 
 // CheckNodeID reports whether id can be a node id: 1 to MaxNodeIDLen bytes
 // of valid UTF-8, every character printable and none of them whitespace.
@@ -22,18 +25,27 @@ const NodeIDRule = "a node id is 1-64 bytes of printable UTF-8 without whitespac
 // names the first offending character and its byte offset, not the id: the
 // caller quotes the id with the flag or key that set it. Every mode's
 // command line checks its node id here.
-func CheckNodeID(id string) error {
+func CheckNodeID(id string) error { return checkName(id, NodeIDRule) }
+
+// CheckClusterName reports whether name can name a udp cluster: the same
+// rule as a node id's (CheckNodeID), for the same reasons: it travels in
+// every packet and appears in logs and the multicast group's derivation.
+func CheckClusterName(name string) error { return checkName(name, ClusterNameRule) }
+
+// checkName applies the rule of names that go on the wire and into logs;
+// rule says it in words for the error.
+func checkName(s, rule string) error {
 	switch {
-	case id == "":
-		return errors.New("empty: " + NodeIDRule)
-	case len(id) > MaxNodeIDLen:
-		return fmt.Errorf("%d bytes, at most %d", len(id), MaxNodeIDLen)
+	case s == "":
+		return errors.New("empty: " + rule)
+	case len(s) > MaxNodeIDLen:
+		return fmt.Errorf("%d bytes, at most %d", len(s), MaxNodeIDLen)
 	}
-	for i, r := range id {
+	for i, r := range s {
 		var what string
 		switch {
-		case r == utf8.RuneError && !validRuneAt(id, i):
-			return fmt.Errorf("not valid UTF-8 at byte %d: %s", i, NodeIDRule)
+		case r == utf8.RuneError && !validRuneAt(s, i):
+			return fmt.Errorf("not valid UTF-8 at byte %d: %s", i, rule)
 		case r == ' ':
 			what = "space"
 		case unicode.IsSpace(r):
@@ -45,7 +57,7 @@ func CheckNodeID(id string) error {
 		default:
 			continue
 		}
-		return fmt.Errorf("%s (%U) at byte %d: %s", what, r, i, NodeIDRule)
+		return fmt.Errorf("%s (%U) at byte %d: %s", what, r, i, rule)
 	}
 	return nil
 }
