@@ -49,7 +49,10 @@ const (
 	OutcomeInterrupted Outcome = 5
 	// OutcomeNone: no instant started yet; Instant is when a leader took up
 	// the schedule with nothing known before it (a cold start). Later
-	// leaders treat instants after it as missed, not as never due.
+	// leaders treat instants after it as missed, not as never due. A
+	// restarted node also sends it at the instant of a run of its term
+	// that a previous process of it started (Runner.Ledger): taken, and
+	// not going on there.
 	OutcomeNone Outcome = 6
 )
 

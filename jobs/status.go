@@ -152,8 +152,10 @@ func (r *Runner) encodeLocked() []byte {
 // still tells a node that knew nothing of it that the instant was taken,
 // and never takes back a running entry or an outcome (Outcome.progress).
 // What this node knows is not changed: the leader that takes the run for
-// interrupted is still the one that concludes it (lapse, takeOver). Must
-// hold r.mu.
+// interrupted is still the one that concludes it (lapse, takeOver). It is
+// so whether or not this node holds: the elector marks what it sends some
+// time after OnHolding, so a ledger that changed with the holding state
+// could go out marked in between. Must hold r.mu.
 func (r *Runner) toldLocked(e LedgerEntry) LedgerEntry {
 	if e.Outcome != OutcomeRunning || !r.ledBy(r.cfg.Node, e.Term) {
 		return e
