@@ -72,10 +72,11 @@ func (s *Sim) Suspend(id string, d time.Duration, clockStops bool) {
 	s.logf("%s suspend %v clockStops=%v", id, d, clockStops)
 	s.Pause(id)
 	sn.asleep = true
-	gen := sn.starts
+	sn.sleeps++
+	gen, sleep := sn.starts, sn.sleeps
 	s.At(s.now.Add(d), func() {
-		if sn.starts != gen || !sn.asleep {
-			return // restarted or woken (Resume) meanwhile
+		if sn.starts != gen || sn.sleeps != sleep || !sn.asleep {
+			return // restarted, woken (Resume) or asleep again meanwhile
 		}
 		sn.asleep = false
 		if clockStops {

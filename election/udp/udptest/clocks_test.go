@@ -127,3 +127,23 @@ func TestSuspendWithStoppedClockIsUnsafe(t *testing.T) {
 	}
 	assert.Positive(t, violated, "a suspended leader whose clock stopped never overlapped its successor")
 }
+
+// TestSuspendWakesOnlyItsOwnSleep: a host woken early (Resume) and
+// suspended again sleeps its second sleep to the end; the first sleep's
+// wake-up time passing does not end it.
+func TestSuspendWakesOnlyItsOwnSleep(t *testing.T) {
+	s := New(Options{Seed: 1, Link: LAN}, nodeIDs(3)...)
+	_, err := elect(s, 10*time.Second)
+	require.NoError(t, err)
+	sn := s.nodes["n01"]
+	s.Suspend("n01", time.Second, false)
+	s.Run(500 * time.Millisecond)
+	s.Resume("n01")
+	s.Run(200 * time.Millisecond)
+	s.Suspend("n01", 2*time.Second, false)
+	s.Run(time.Second) // past the first sleep's end
+	assert.True(t, sn.asleep && sn.paused, "still in its second sleep")
+	s.Run(time.Second)
+	assert.False(t, sn.asleep || sn.paused, "woken when the second sleep ends")
+	require.NoError(t, s.Err)
+}

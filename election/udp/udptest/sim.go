@@ -84,7 +84,9 @@ type simNode struct {
 	id    string
 	clock nodeClock
 	// asleep: the host is suspended (clocks.go); deliveries are lost.
+	// sleeps counts Suspends, so that a wake-up ends only its own sleep.
 	asleep bool
+	sleeps int
 	n      *protocol.Node
 	up     bool
 	paused bool
