@@ -62,6 +62,37 @@ func TestIsolatedClaimantIsReportedAndIgnored(t *testing.T) {
 	assert.Empty(t, w.Ready())
 }
 
+// TestIsolatedStaleClaimIsCorrected: a node that wakes from a host suspend
+// has heard nobody for long (FlagIsolated) and claims a term older than
+// the leader its peers knew meanwhile. A follower whose leader is gone too
+// has no live leader to reject it with, but still corrects the stale term
+// (as for any stale claimant): otherwise the claimant, hearing no
+// objection, leads alone with a term below an earlier leader's.
+func TestIsolatedStaleClaimIsCorrected(t *testing.T) {
+	f := newTestNode(t)
+	f.Step(t0, beat("l", 1, 1, 5)) // f knows a leader of round 5
+	gone := f.NextTick()
+	f.Tick(gone) // that leader is silent: f suspects it
+	require.Equal(t, election.Follower, f.Status().Role)
+	require.False(t, f.Status().Leader.Known())
+	f.Ready()
+
+	stale := claim("sleeper", 100, 3, 1)
+	stale.Flags = FlagIsolated
+	f.Step(gone, stale)
+	corr := f.Ready()
+	require.Len(t, corr, 1, "the stale claimant is told")
+	assert.Equal(t, Query, corr[0].Msg.Type)
+	assert.Equal(t, "sleeper", corr[0].To)
+	assert.Zero(t, corr[0].Msg.Flags&FlagRejected, "a correction, not a rejection: no live leader to name")
+	assert.Equal(t, MakeTerm(5, 100, NodeTag("l")), corr[0].Msg.Term)
+
+	fresh := claim("sleeper", 100, 6, 2)
+	fresh.Flags = FlagIsolated
+	f.Step(gone, fresh)
+	assert.Empty(t, f.Ready(), "an isolated claim above every known term gets no word")
+}
+
 // A node that heard nobody for 10 intervals, or whose own broadcasts do
 // not come back, says so in what it sends.
 func TestIsolatedNodeFlagsItsMessages(t *testing.T) {

@@ -22,17 +22,19 @@ import (
 // ignores, that it follows a live leader the sender shows no sign of
 // hearing. At most one per quarter claim window, so a flood of claims
 // cannot make it flood; claims come a claim window apart, rivals'
-// heartbeats an interval apart.
-func (n *Node) reject(now time.Time, m *Message) {
+// heartbeats an interval apart. It reports whether the sender has been
+// told (now or within that quarter window).
+func (n *Node) reject(now time.Time, m *Message) bool {
 	if n.q.on() || !n.leaderLive(now) || n.hearsUs(m.Heard) {
-		return
+		return false
 	}
 	if !n.hear.rejectAt.IsZero() && now.Sub(n.hear.rejectAt) < n.t.ClaimWindow/4 {
-		return
+		return true
 	}
 	n.hear.rejectAt = now
 	n.stats.RejectionsSent++
 	n.emit(m.From, Message{Type: Query, Flags: FlagRejected, Term: n.leader.Term, Leader: n.leader.ID})
+	return true
 }
 
 // stepRejected handles a follower's word that it follows a live leader

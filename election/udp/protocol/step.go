@@ -188,7 +188,12 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 	if m.Flags&FlagIsolated != 0 && n.role != election.Leader {
 		// A claimant that hears nobody could not lead anyone; tell it if
 		// we hear a live leader (reject.go), so it does not lead alone.
-		n.reject(now, m)
+		// Else, if its term is older than a leader we know (it slept or
+		// was cut off while others led), correct it as any stale
+		// claimant: alone or not, it must not lead with an old term.
+		if !n.reject(now, m) && n.role == election.Follower && m.Term <= n.newestLeaderTerm() {
+			n.correct(now, m.From)
+		}
 		return
 	}
 	switch n.role {
