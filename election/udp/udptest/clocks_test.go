@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/udp/protocol"
 )
 
@@ -146,4 +147,98 @@ func TestSuspendWakesOnlyItsOwnSleep(t *testing.T) {
 	s.Run(time.Second)
 	assert.False(t, sn.asleep || sn.paused, "woken when the second sleep ends")
 	require.NoError(t, s.Err)
+}
+
+// TestSuspendStorm: without quorum, on a loss-free LAN, hosts suspend
+// again and again — the leader in most cases, always for at least Misses
+// intervals — between crashes and restarts. After every event: no node
+// that slept that long while leading acts on the term it led before; and
+// while the run is clean (a restart can leave no running node knowing the
+// newest term), terms grow across leaders, at most one node may act as
+// leader and no job instant starts twice.
+func TestSuspendStorm(t *testing.T) {
+	var sleeps, leaderSleeps int
+	var js JobStats
+	for _, seed := range seeds(t, 300) {
+		s, n, l, err := suspendStorm(seed, *flagTrace && *flagSeed != 0)
+		sleeps, leaderSleeps = sleeps+n, leaderSleeps+l
+		st := s.JobStats()
+		js.Starts, js.Duplicates, js.Failovers = js.Starts+st.Starts, js.Duplicates+st.Duplicates, js.Failovers+st.Failovers
+		if err != nil {
+			rs, _, _, rerr := suspendStorm(seed, true)
+			t.Fatalf("seed %d: %v\nreplay: go test ./election/udp/udptest -run 'TestSuspendStorm$' -sim.seed=%d -sim.trace -v\nreplayed: %v\ntrace (last lines):\n%s",
+				seed, err, seed, rerr, tail(rs.Trace(), 150))
+		}
+		if *flagTrace && *flagSeed != 0 {
+			t.Log("\n" + s.Trace())
+		}
+	}
+	t.Logf("%d storms: %d suspends, %d of a leader; job model: %v", len(seeds(t, 300)), sleeps, leaderSleeps, js)
+	assert.Positive(t, leaderSleeps)
+	assert.Positive(t, js.Failovers)
+}
+
+// suspendStorm runs one TestSuspendStorm scenario and returns the sim, how
+// many suspends it made and how many of them were of a leader.
+func suspendStorm(seed uint64, trace bool) (s *Sim, sleeps, leaderSleeps int, err error) {
+	shape := New(Options{Seed: seed ^ 0x5a5}).Rand()
+	c := protocol.DefaultLANConfig()
+	if shape.IntN(3) == 0 {
+		c.Interval = 50 * time.Millisecond
+	}
+	c.SelfEcho = shape.IntN(2) == 0
+	ids := nodeIDs(2 + shape.IntN(4))
+	jobs := &Jobs{Every: time.Duration(1+shape.IntN(5)) * c.Interval, Gather: c.Timings().Gather, Strict: true}
+	s = New(Options{Seed: seed, Base: c, Link: LAN, Trace: trace, Probes: shape.IntN(2) == 0, Jobs: jobs}, ids...)
+	suspect := c.Timings().Suspect
+	// slept[id] is the term id led, and its process, when it was put to
+	// sleep for at least suspect; until that process ends or leads anew.
+	type sleeper struct{ term, inc uint64 }
+	slept := map[string]sleeper{}
+	s.AfterEvent = func() {
+		for id, z := range slept {
+			sn := s.nodes[id]
+			st := sn.n.Status()
+			if !sn.up || sn.inc != z.inc || st.Role == election.Leader && st.Leader.Term != z.term {
+				delete(slept, id)
+				continue
+			}
+			if st.Role == election.Leader && !sn.asleep && sn.n.CanActAsLeader(s.nodeNow(sn)) {
+				s.fail("%s acts on term %x, which it led before it slept", id, z.term)
+			}
+		}
+	}
+	r := s.Rand()
+	s.Run(10 * c.Interval)
+	for range 20 {
+		s.Run(time.Duration(r.Int64N(int64(8 * c.Interval))))
+		id := ids[r.IntN(len(ids))]
+		if ls := s.Leaders(); len(ls) > 0 && r.IntN(3) > 0 {
+			id = ls[r.IntN(len(ls))]
+		}
+		back := time.Duration(r.Int64N(int64(10 * c.Interval)))
+		switch r.IntN(5) {
+		case 0, 1, 2:
+			sn := s.nodes[id]
+			if sn.up && !sn.paused {
+				sleeps++
+				if st := sn.n.Status(); st.Role == election.Leader {
+					leaderSleeps++
+					slept[id] = sleeper{st.Leader.Term, sn.inc}
+				}
+			}
+			s.Suspend(id, suspect+time.Duration(r.Int64N(int64(20*c.Interval))), false)
+		case 3:
+			s.Crash(id)
+			s.At(s.Now().Add(back), func() { s.Restart(id) })
+		case 4:
+			s.Stop(id)
+			s.At(s.Now().Add(back), func() { s.Restart(id) })
+		}
+		if s.Err != nil {
+			return s, sleeps, leaderSleeps, s.Err
+		}
+	}
+	s.Run(30 * c.Interval)
+	return s, sleeps, leaderSleeps, s.Err
 }
