@@ -115,7 +115,9 @@ func TestResignLeavesAfterLeadershipEnded(t *testing.T) {
 
 // TestSuspendedLeaderMayNotAct: the Elector takes protocol time from its
 // Clock everywhere. After a host suspend (the clock jumps, fake monotonic
-// time does not move) the leader may not act until it has re-listened.
+// time does not move) the leader may not act: having slept longer than
+// misses × interval, it steps down and leads again only through a new
+// claim (which, alone, it wins).
 func TestSuspendedLeaderMayNotAct(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := &fakeClock{}
@@ -125,7 +127,8 @@ func TestSuspendedLeaderMayNotAct(t *testing.T) {
 		assert.False(t, e.CanActAsLeader(), "a leader that slept 10 s acts as if it had not")
 		advance(time.Second)
 		assert.Positive(t, e.Stats().Pauses, "the suspend is handled as a pause")
-		assert.True(t, e.CanActAsLeader(), "alone, it leads again after re-listening")
+		assert.True(t, e.CanActAsLeader(), "alone, it leads again after a new claim")
+		assert.Positive(t, e.Stats().SteppedDown, "it stepped down as it woke")
 		cancel()
 		require.NoError(t, <-done)
 	})
