@@ -44,15 +44,14 @@ func (c *jobCluster) leadBy(i int) {
 	c.t.Fatalf("n%d never led", i+1)
 }
 
-// A leader triggers a manual run and crashes: nobody holds that run and no
-// takeover concludes a manual run, so every pool keeps its entry running.
-// The node restarts (a new process, the entry back from its leader's
-// heartbeats), leads again, starts a run of another job and is deposed
-// with it going (cut off, healed after the others elected). Its marked
-// ledger names that run, which the new leader holds (no overlap), and not
-// the manual run its previous process started: the manual run's job goes
-// on running on the new leader instead of being skipped for the minute
-// the other run takes.
+// A leader triggers a manual run and crashes: nobody holds that run, so
+// the next leader's takeover concludes it (interrupted, in every pool and
+// in its history, naming the node). The node restarts (a new process),
+// leads again, starts a run of another job and is deposed with it going
+// (cut off, healed after the others elected). Its marked ledger names that
+// run, which the new leader holds (no overlap), and not the manual run its
+// previous process started: the manual run's job goes on running on the
+// new leader instead of being skipped for the minute the other run takes.
 func TestClusterRestartedHolderHoldsOnlyItsOwnRun(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -79,15 +78,27 @@ func TestClusterRestartedHolderHoldsOnlyItsOwnRun(t *testing.T) {
 				time.Sleep(3 * time.Second)
 				l := c.leaderSlot()
 				require.GreaterOrEqual(t, l, 0)
-				pool, err := jobs.DecodeLedger(c.nodes[l].runner.Ledger())
-				require.NoError(t, err)
-				var stale []jobs.LedgerEntry
-				for _, e := range pool.Entries {
-					if e.JobID == jobs.ManualJobIDOf(holdJob) && e.Outcome == jobs.OutcomeRunning {
-						stale = append(stale, e)
+				for _, nd := range c.nodes {
+					pool, err := jobs.DecodeLedger(nd.runner.Ledger())
+					require.NoError(t, err)
+					var manual []jobs.Outcome
+					for _, e := range pool.Entries {
+						if e.JobID == jobs.ManualJobIDOf(holdJob) {
+							manual = append(manual, e.Outcome)
+						}
+					}
+					assert.Equal(t, []jobs.Outcome{jobs.OutcomeInterrupted}, manual,
+						"%s: the manual run of n3's previous process, concluded by the takeover", nd.id)
+				}
+				var concluded []jobs.RunRecord
+				for _, rec := range c.nodes[l].runner.History().Runs(holdJob, 0) {
+					if rec.Manual {
+						concluded = append(concluded, rec)
 					}
 				}
-				require.Len(t, stale, 1, "the manual run of n3's previous process is still running in the pools")
+				require.Len(t, concluded, 1)
+				assert.Equal(t, jobs.OutcomeInterrupted, concluded[0].Outcome)
+				assert.Equal(t, "n3", concluded[0].Node)
 
 				c.leadBy(top)
 				held := c.nextStart(otherJob)

@@ -3,7 +3,9 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
+	"slices"
 	"time"
 )
 
@@ -123,10 +125,12 @@ func newer(a, b LedgerEntry) bool {
 // takeOver decides, for one job at the start of leadership term (taken
 // over at takeover, decided at now, after the gathering window), which
 // instants up to takeover the previous leaders already handled and which
-// fell into the gap. Must hold r.mu.
+// fell into the gap; j's manual run that a leader that is gone left
+// running is concluded too (concludeManualLocked). Must hold r.mu.
 func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPlan {
-	e, known := r.knownEntry(j)
 	log := r.log.With("job", j.spec.Name, "term", term)
+	r.concludeManualLocked(j, now, log)
+	e, known := r.knownEntry(j)
 	if !known {
 		// Cold start: nothing before now is ours to run. Record where the
 		// schedule was taken up, so that if this leadership ends before
@@ -195,6 +199,71 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 			"scheduled_at", latest, "late", late)
 	}
 	return plan
+}
+
+// concludeManualLocked is takeOver's rule for j's manual runs: the newest
+// one still running that nobody holds at now and this process does not run
+// was started by a leader that is gone (it died or was cut off while
+// leading, or it is this node's previous process). It is interrupted
+// (ledger, history, a WARN naming the node), and never run again: a manual
+// run is no scheduled instant, and a one-off action must not happen twice.
+// A held one is left to its holder (lapse). Must hold r.mu.
+func (r *Runner) concludeManualLocked(j *job, now time.Time, log *slog.Logger) {
+	id := ManualJobIDOf(j.spec.Name)
+	e, ok := r.newestByID(id)
+	if !ok || e.Outcome != OutcomeRunning || r.runsManualLocked(j, e) {
+		return
+	}
+	node := r.leaderOfLocked(e.Term)
+	if h, ok := r.holds[id]; ok && oneRun(h.entry, e) {
+		if now.Before(h.until) {
+			log.Info("jobs: previous leader's manual run still going on its node",
+				"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term)
+			return
+		}
+		node = h.from // lapsed or released before this takeover
+	}
+	e.Outcome = OutcomeInterrupted
+	r.setOwn(e)
+	r.history.Add(RunRecord{Job: j.spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: OutcomeInterrupted,
+		Node: node, Manual: true, Heard: true, ExitCode: -1})
+	log.Warn("jobs: previous leader's manual run was interrupted; not running it again (manual runs never are)",
+		"node", node, "scheduled_at", e.Instant, "started_term", e.Term, "manual", true)
+}
+
+// runsManualLocked reports whether this process runs the manual run of j
+// that e names. Must hold r.mu.
+func (r *Runner) runsManualLocked(j *job, e LedgerEntry) bool {
+	for _, rec := range r.manualRuns {
+		if rec.Job == j.spec.Name && rec.Term == e.Term && rec.ScheduledAt.Equal(e.Instant) {
+			return true
+		}
+	}
+	return false
+}
+
+// leaderOfLocked names the node that led term: as this Runner saw it
+// (OnNewLeader), else this node or one it saw lead other terms, if LedBy
+// says so (a restarted Runner saw no earlier leaderships); "" if unknown.
+// Must hold r.mu.
+func (r *Runner) leaderOfLocked(term uint64) string {
+	if n, ok := r.leaders[term]; ok {
+		return n
+	}
+	if r.cfg.LedBy == nil {
+		return ""
+	}
+	known := make([]string, 0, len(r.leaders))
+	for _, n := range r.leaders {
+		known = append(known, n)
+	}
+	slices.Sort(known)
+	for _, n := range append([]string{r.cfg.Node}, known...) {
+		if r.cfg.LedBy(term, n) {
+			return n
+		}
+	}
+	return ""
 }
 
 // setOwn makes e this node's entry under its ledger id unless its own is
