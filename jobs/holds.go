@@ -217,11 +217,7 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 		if !r.stillRunning(id, h.entry) {
 			continue // a later run started, or the outcome was heard
 		}
-		e := h.entry
-		e.Outcome = OutcomeInterrupted
-		r.setOwn(e)
-		r.history.Add(RunRecord{Job: spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: OutcomeInterrupted,
-			Node: h.from, Manual: id != j.id, Heard: true, ExitCode: -1})
+		e := r.interruptLocked(j, h.entry, h.from)
 		out = append(out, ended{h: h, e: e, manual: id != j.id})
 	}
 	if len(out) > 0 {

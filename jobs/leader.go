@@ -153,22 +153,22 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 		log.Info("jobs: previous leader's run still going on its node; overlap policy applies to it",
 			"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term)
 	case e.Outcome == OutcomeRunning && j.active == 0:
-		// Started by a leader that is gone, end unknown (a hold on it
-		// lapsed or was released: its node is named).
-		e.Outcome = OutcomeInterrupted
-		warn := log
+		// Started by a leader that is gone, end unknown: named as the
+		// leader of its term, or as its holder if a hold on it lapsed or
+		// was released.
+		node := r.leaderOfLocked(e.Term)
 		if h, ok := r.holds[j.id]; ok && oneRun(h.entry, e) {
-			warn = log.With("node", h.from)
+			node = h.from
 		}
+		e = r.interruptLocked(j, e, node)
 		if j.spec.RerunInterrupted {
 			plan.runNow, plan.rerun = e.Instant, true
-			warn.Warn("jobs: previous leader's run was interrupted; running it again (rerun_interrupted)",
-				"scheduled_at", e.Instant, "started_term", e.Term)
+			log.Warn("jobs: previous leader's run was interrupted; running it again (rerun_interrupted)",
+				"node", node, "scheduled_at", e.Instant, "started_term", e.Term)
 		} else {
-			warn.Warn("jobs: previous leader's run was interrupted; not running it again",
-				"scheduled_at", e.Instant, "started_term", e.Term)
+			log.Warn("jobs: previous leader's run was interrupted; not running it again",
+				"node", node, "scheduled_at", e.Instant, "started_term", e.Term)
 		}
-		fallthrough
 	default:
 		r.setOwn(e)
 	}
@@ -223,12 +223,24 @@ func (r *Runner) concludeManualLocked(j *job, now time.Time, log *slog.Logger) {
 		}
 		node = h.from // lapsed or released before this takeover
 	}
+	r.interruptLocked(j, e, node)
+	log.Warn("jobs: previous leader's manual run was interrupted; not running it again (manual runs never are)",
+		"node", node, "scheduled_at", e.Instant, "started_term", e.Term, "manual", true)
+}
+
+// interruptLocked concludes e, a run of j (scheduled or manual, by its
+// ledger id) that node started and left running, gone: interrupted in this
+// node's ledger and in its history. The record is marked heard, as the one
+// a follower files from this node's ledger (hearRuns) and as that ledger
+// relayed back would file here, so either is the same record (sameRun), and
+// the run's own outcome, heard later (from a node that was only cut off),
+// replaces it (History.Add). It returns e concluded. Must hold r.mu.
+func (r *Runner) interruptLocked(j *job, e LedgerEntry, node string) LedgerEntry {
 	e.Outcome = OutcomeInterrupted
 	r.setOwn(e)
 	r.history.Add(RunRecord{Job: j.spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: OutcomeInterrupted,
-		Node: node, Manual: true, Heard: true, ExitCode: -1})
-	log.Warn("jobs: previous leader's manual run was interrupted; not running it again (manual runs never are)",
-		"node", node, "scheduled_at", e.Instant, "started_term", e.Term, "manual", true)
+		Node: node, Manual: e.JobID != j.id, Heard: true, ExitCode: -1})
+	return e
 }
 
 // runsManualLocked reports whether this process runs the manual run of j
