@@ -48,37 +48,11 @@ func TestTakeoverRecordsADeadLeadersScheduledRunInItsHistory(t *testing.T) {
 				ea, eb, ec := newFakeElector(ctx, "a", a.Callbacks()), newFakeElector(ctx, "b", b.Callbacks()),
 					newFakeElector(ctx, "c", c.Callbacks())
 
-				// The leader's heartbeat, once a second, to the others;
-				// a dead node sends and hears nothing.
-				var mu sync.Mutex
-				var leader *Runner
-				var nodes []*Runner
+				// The leader's heartbeat, once a second, to the others.
 				var wg sync.WaitGroup
-				wg.Go(func() {
-					tick := time.NewTicker(time.Second)
-					defer tick.Stop()
-					for {
-						select {
-						case <-ctx.Done():
-							return
-						case <-tick.C:
-						}
-						mu.Lock()
-						if leader != nil {
-							for _, r := range nodes {
-								if r != leader {
-									require.NoError(t, r.AdoptLedgerFrom(leader.cfg.Node, false, leader.Ledger()))
-								}
-							}
-						}
-						mu.Unlock()
-					}
-				})
-				set := func(l *Runner, live ...*Runner) {
-					mu.Lock()
-					leader, nodes = l, live
-					mu.Unlock()
-				}
+				net := &heartbeatNet{}
+				net.run(ctx, t, &wg)
+				set := net.set
 
 				set(a, a, b, c)
 				ea.lead(1)
