@@ -69,8 +69,9 @@ func (c *suspendClock) Now() time.Time {
 
 // wallElapsed is the fallback through-suspend clock: the wall clock
 // (stripped of its monotonic reading) since an arbitrary origin. A wall
-// clock stepped forward also counts as a suspend, which only makes the node
-// re-listen once.
+// clock stepped forward also counts as a suspend: the node handles it as a
+// pause of that length (a leader re-listens, or after misses × interval
+// steps down).
 func wallElapsed() time.Duration {
 	return time.Duration(time.Now().Round(0).UnixNano())
 }

@@ -22,8 +22,10 @@ import (
 // ignores, that it follows a live leader the sender shows no sign of
 // hearing. At most one per quarter claim window, so a flood of claims
 // cannot make it flood; claims come a claim window apart, rivals'
-// heartbeats an interval apart. It reports whether the sender has been
-// told (now or within that quarter window).
+// heartbeats an interval apart. The limit is shared by all senders: it
+// reports whether a rejection went out now or within that quarter window,
+// to this sender or another (a claimant's resend, half a window later,
+// gets its own).
 func (n *Node) reject(now time.Time, m *Message) bool {
 	if n.q.on() || !n.leaderLive(now) || n.hearsUs(m.Heard) {
 		return false
