@@ -23,17 +23,50 @@ func (r *Runner) startLeading(ctx context.Context, term uint64) {
 	}
 	r.term = term
 	r.leaderCtx = ctx
+	r.gatherUntil = time.Time{}
+	if r.cfg.Gather > 0 {
+		r.gatherUntil = now.Add(r.cfg.Gather)
+	}
 	r.rememberLeader(term, r.cfg.Node)
 	r.log.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(r.jobs), "gather", r.cfg.Gather)
 	for _, j := range r.jobs {
 		j.runCtx, j.stopRuns = context.WithCancel(ctx)
-		plan := takeoverPlan{cursor: now, gatherUntil: now.Add(r.cfg.Gather)}
-		if r.cfg.Gather <= 0 {
-			plan = r.takeOver(j, now, now, term)
-		}
-		r.startLoopLocked(term, j, plan)
+		r.startLoopLocked(term, j, r.loopPlanLocked(j, now))
 	}
 	r.ledgerChanged()
+}
+
+// loopPlanLocked returns the plan of a scheduling loop for j started at now
+// in the current leadership: at its start, or by a reload that added or
+// changed j. The leadership takes j over with its first loop (at the
+// leadership's start, or at the reload that added j). Until j's takeover is
+// decided, a loop started within the gathering window leaves the decision
+// to the window's end (decide), as the leadership's first loops do, so a
+// reload neither decides early, before the ledgers still on their way
+// arrive, nor drops the decision; after the window it is made now. Once it
+// is decided, a new loop (a changed job) takes the schedule up from now.
+// Must hold r.mu.
+func (r *Runner) loopPlanLocked(j *job, now time.Time) takeoverPlan {
+	if j.takeoverTerm != r.term {
+		j.takeoverTerm, j.takeover, j.decided = r.term, now, false
+	}
+	cursor := now
+	if e, ok := r.own[j.id]; ok && e.Instant.After(cursor) {
+		cursor = e.Instant // started already (the clock went back): not again
+	}
+	switch {
+	case j.decided:
+		return takeoverPlan{cursor: cursor}
+	case now.Before(r.gatherUntil):
+		return takeoverPlan{cursor: cursor, takeover: j.takeover, gatherUntil: r.gatherUntil}
+	}
+	plan := r.takeOver(j, j.takeover, now, r.term)
+	if cursor.After(plan.cursor) {
+		// A changed job whose old loop had not decided yet when the window
+		// ended: the instants since the takeover were that loop's.
+		plan.cursor = cursor
+	}
+	return plan
 }
 
 // startLoopLocked starts j's scheduling loop for leadership term, under
@@ -66,9 +99,10 @@ type takeoverPlan struct {
 	runNow time.Time
 	rerun  bool
 	// gatherUntil, if not zero, is the end of the gathering window: the
-	// decision about the instants up to cursor (the takeover) waits for
-	// it (decide), runNow is not set yet.
+	// decision about the instants up to takeover (when the leadership took
+	// the job over) waits for it (decide), runNow is not set yet.
 	gatherUntil time.Time
+	takeover    time.Time
 }
 
 // knownEntry returns the newest ledger entry for j from this node's own
@@ -129,6 +163,9 @@ func newer(a, b LedgerEntry) bool {
 // running is concluded too (concludeManualLocked). Must hold r.mu.
 func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPlan {
 	log := r.log.With("job", j.spec.Name, "term", term)
+	if j.takeoverTerm == term {
+		j.decided = true
+	}
 	r.concludeManualLocked(j, now, log)
 	e, known := r.knownEntry(j)
 	if !known {
@@ -371,7 +408,7 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef, pla
 		}
 		if gathered {
 			gather = nil
-			r.decide(ctx, term, j, spec, plan.cursor)
+			r.decide(ctx, term, j, spec, plan.takeover)
 			continue
 		}
 		if woken {

@@ -123,7 +123,11 @@ type Runner struct {
 	// leaderCtx is the current leadership's context (valid while term > 0),
 	// for jobs a reload adds.
 	leaderCtx context.Context
-	leader    election.LeaderInfo // last known leader
+	// gatherUntil is the end of the current leadership's gathering window
+	// (zero without one): loops a reload starts before it leave their
+	// takeover decision to it too (loopPlanLocked).
+	gatherUntil time.Time
+	leader      election.LeaderInfo // last known leader
 	// leaders remembers which node led recent terms, to name the node of
 	// runs heard of in ledgers.
 	leaders map[uint64]string
@@ -164,6 +168,12 @@ type job struct {
 	stopRuns context.CancelFunc
 	stopLoop context.CancelFunc
 	gen      int
+	// takeover is when the leadership of takeoverTerm took j over (its
+	// start, or the reload that added j); decided, whether that takeover
+	// is decided (takeOver): a reload must neither drop nor repeat it.
+	takeoverTerm uint64
+	takeover     time.Time
+	decided      bool
 
 	// holdWake tells the scheduling loop a hold appeared (holds.go).
 	holdWake chan struct{}

@@ -20,9 +20,13 @@ func (u UpdateResult) Empty() bool {
 // Update replaces the jobs with specs while the Runner keeps going: a
 // config reload. Jobs are matched by name. While this node leads:
 //   - an added job is scheduled at once, as at the start of a leadership
-//     (its ledger entry, if any leader ran it before, is honoured);
+//     (its ledger entry, if any leader ran it before, is honoured); within
+//     the gathering window its takeover decision waits for the window's
+//     end, as the other jobs' do;
 //   - a changed job's schedule restarts from now with the new definition;
-//     its runs in progress go on as they started;
+//     its runs in progress go on as they started; a takeover decision still
+//     pending (within the gathering window) is made at the window's end,
+//     with the new definition;
 //   - a removed job is no longer scheduled, and its runs in progress end
 //     as if leadership were lost (on_leader_loss: cancel stops them,
 //     finish lets them complete).
@@ -64,11 +68,7 @@ func (r *Runner) Update(specs []Spec) (UpdateResult, error) {
 		res.Changed = append(res.Changed, nj.spec.Name)
 		oj.spec, oj.sched = nj.spec, nj.sched
 		if leading {
-			cursor := now
-			if e, ok := r.own[oj.id]; ok && e.Instant.After(cursor) {
-				cursor = e.Instant
-			}
-			r.startLoopLocked(r.term, oj, takeoverPlan{cursor: cursor})
+			r.startLoopLocked(r.term, oj, r.loopPlanLocked(oj, now))
 		}
 	}
 	for _, oj := range r.jobs {
@@ -88,7 +88,7 @@ func (r *Runner) Update(specs []Spec) (UpdateResult, error) {
 		r.byID[nj.id] = nj
 		if leading {
 			nj.runCtx, nj.stopRuns = context.WithCancel(r.leaderCtx)
-			r.startLoopLocked(r.term, nj, r.takeOver(nj, now, now, r.term))
+			r.startLoopLocked(r.term, nj, r.loopPlanLocked(nj, now))
 		}
 	}
 	r.jobs = list
