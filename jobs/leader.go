@@ -109,17 +109,19 @@ type takeoverPlan struct {
 // ledger and the adopted ones. Must hold r.mu.
 func (r *Runner) knownEntry(j *job) (LedgerEntry, bool) {
 	own, haveOwn := r.own[j.id]
-	if r.unknown[j.id] && j.active == 0 {
+	ours := haveOwn && r.runsScheduledLocked(j, own)
+	if r.unknown[j.id] && !ours {
 		// The last leader left this job out of its truncated ledger: what
 		// it did is unknown, and our own older entry could lead to a
-		// duplicate. (With a run of ours still going, ours is the latest.)
+		// duplicate. (With our own entry's run still going here, ours is
+		// the latest.)
 		return LedgerEntry{}, false
 	}
 	peer, havePeer := r.peer[j.id]
 	switch {
 	case !havePeer:
 		return own, haveOwn
-	case !haveOwn || newer(peer, own) && j.active == 0:
+	case !haveOwn || newer(peer, own) && !ours:
 		return peer, true
 	default:
 		return own, true
@@ -189,10 +191,11 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 		// hold lapses, lapse decides.
 		log.Info("jobs: previous leader's run still going on its node; overlap policy applies to it",
 			"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term)
-	case e.Outcome == OutcomeRunning && j.active == 0:
-		// Started by a leader that is gone, end unknown: named as the
-		// leader of its term, or as its holder if a hold on it lapsed or
-		// was released.
+	case e.Outcome == OutcomeRunning && !r.runsScheduledLocked(j, e):
+		// Started by a leader that is gone, end unknown (a manual run of
+		// ours going beside it changes nothing): named as the leader of
+		// its term, or as its holder if a hold on it lapsed or was
+		// released.
 		node := r.leaderOfLocked(e.Term)
 		if h, ok := r.holds[j.id]; ok && oneRun(h.entry, e) {
 			node = h.from
@@ -289,6 +292,13 @@ func (r *Runner) runsManualLocked(j *job, e LedgerEntry) bool {
 		}
 	}
 	return false
+}
+
+// runsScheduledLocked reports whether this process runs the scheduled run
+// of j that e names: the scheduled counterpart of runsManualLocked (j.active
+// counts manual runs too). Must hold r.mu.
+func (r *Runner) runsScheduledLocked(j *job, e LedgerEntry) bool {
+	return e.JobID == j.id && slices.ContainsFunc(j.schedRuns, func(s LedgerEntry) bool { return oneRun(s, e) })
 }
 
 // leaderOfLocked names the node that led term: as this Runner saw it
@@ -505,6 +515,7 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 	r.runStartedLocked(j)
 	delete(r.unknown, j.id) // our own entry is now the latest word
 	r.own[j.id] = LedgerEntry{JobID: j.id, Instant: instant, Outcome: OutcomeRunning, Term: term}
+	j.schedRuns = append(j.schedRuns, r.own[j.id])
 	r.wg.Add(1)
 	r.runs.Add(1)
 	r.ledgerChanged()

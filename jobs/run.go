@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -254,6 +255,13 @@ func (r *Runner) finish(j *job, rec RunRecord) {
 	j.active--
 	j.last = &rec
 	delete(r.manualRuns, rec.RunID)
+	if !rec.Manual {
+		if i := slices.IndexFunc(j.schedRuns, func(e LedgerEntry) bool {
+			return e.Term == rec.Term && e.Instant.Equal(rec.ScheduledAt)
+		}); i >= 0 {
+			j.schedRuns = slices.Delete(j.schedRuns, i, i+1)
+		}
+	}
 	id := j.id
 	if rec.Manual {
 		id = ManualJobIDOf(j.spec.Name)

@@ -178,10 +178,14 @@ type job struct {
 	// holdWake tells the scheduling loop a hold appeared (holds.go).
 	holdWake chan struct{}
 
-	active  int        // runs in progress
+	active  int        // runs in progress, scheduled and manual
 	next    time.Time  // next instant while leading, zero otherwise
 	last    *RunRecord // most recent finished run
 	skipped Counters
+
+	// schedRuns are this process's scheduled runs in progress, as fire
+	// entered them in the ledger (runsScheduledLocked).
+	schedRuns []LedgerEntry
 }
 
 // Counters count instants that were due but not started, by reason.
