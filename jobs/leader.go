@@ -274,8 +274,13 @@ func (r *Runner) concludeManualLocked(j *job, now time.Time, log *slog.Logger) {
 // a follower files from this node's ledger (hearRuns) and as that ledger
 // relayed back would file here, so either is the same record (sameRun), and
 // the run's own outcome, heard later (from a node that was only cut off),
-// replaces it (History.Add). It returns e concluded. Must hold r.mu.
+// replaces it (History.Add). A hold on e its holder released is recorded
+// as lapse records it, so that the holder's later word that it runs e (a
+// stale copy) makes no hold. It returns e concluded. Must hold r.mu.
 func (r *Runner) interruptLocked(j *job, e LedgerEntry, node string) LedgerEntry {
+	if h, ok := r.holds[e.JobID]; ok && h.released && oneRun(h.entry, e) {
+		r.released[e.JobID] = h
+	}
 	e.Outcome = OutcomeInterrupted
 	r.setOwn(e)
 	r.history.Add(RunRecord{Job: j.spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: OutcomeInterrupted,
