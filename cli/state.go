@@ -79,24 +79,27 @@ func (p statePersister) restore(r *jobs.Runner) {
 	}
 }
 
-// saveLedger writes the runner's ledger if it changed. Called before a run
-// starts (through the gate) and after a ledger from a peer is adopted,
-// before the elector acknowledges it.
+// saveLedger writes the runner's ledger if it changed: what the node knows
+// (StateLedger), not what it tells peers, so a run its previous process
+// left running is still running in the file after one more restart.
+// Called before a run starts (through the gate) and after a ledger from a
+// peer is adopted, before the elector acknowledges it.
 func (p statePersister) saveLedger() error {
 	if p.store == nil {
 		return nil
 	}
-	b := p.runner().Ledger()
+	b := p.runner().StateLedger()
 	return p.store.Update(func(st *statefile.State) { st.Ledger = b })
 }
 
-// saveRun writes the history and ledger after a run finished.
+// saveRun writes the history and ledger (StateLedger, as saveLedger) after
+// a run finished.
 func (p statePersister) saveRun() {
 	if p.store == nil {
 		return
 	}
 	r := p.runner()
-	l, h := r.Ledger(), r.History().Snapshot()
+	l, h := r.StateLedger(), r.History().Snapshot()
 	if err := p.store.Update(func(st *statefile.State) { st.Ledger, st.History = l, h }); err != nil {
 		p.log.Error("cannot save the run history", "err", err)
 	}

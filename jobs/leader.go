@@ -536,8 +536,7 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 // r.mu; the callback may call Ledger, which reads the published copy
 // without locking.
 func (r *Runner) ledgerChanged() {
-	b := r.encodeLocked()
-	r.published.Store(&b)
+	r.published.Store(r.encodeBothLocked())
 	if r.cfg.OnLedgerChange != nil {
 		r.cfg.OnLedgerChange()
 	}

@@ -76,7 +76,7 @@ func TestTakeoverConcludesADeadLeadersManualRun(t *testing.T) {
 				require.NoError(t, err)
 				time.Sleep(5 * time.Second) // 00:00:15: b and c heard it
 				running := LedgerEntry{JobID: ManualJobIDOf("m"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 1}
-				restored := a.Ledger() // a's state file
+				restored := a.StateLedger() // a's state file
 				got, ok := manualEntry(t, b, "m")
 				require.True(t, ok)
 				require.Equal(t, running, got)
@@ -130,7 +130,7 @@ func TestTakeoverConcludesADeadLeadersManualRun(t *testing.T) {
 				// b restarts (its state file) and leads again: nothing more.
 				logs2 := &logSink{}
 				b2 := node("b", slog.New(logs2))
-				require.NoError(t, b2.AdoptLedger(b.Ledger()))
+				require.NoError(t, b2.AdoptLedger(b.StateLedger())) // b's state file
 				set(nil, c, a2)
 				eb.follow("", 2)
 				eb2 := newFakeElector(ctx, "b", b2.Callbacks())

@@ -11,7 +11,7 @@ import (
 )
 
 // A power cut: every node stops at once and starts again from its state
-// file (its published ledger, as the CLI saves it before each start). No
+// file (its ledger as the CLI saves it before each start: StateLedger). No
 // instant that started before runs again; the latest instant that fell into
 // the outage runs once (within misfire_grace); without the saved ledger the
 // new leader would have started cold and missed it.
@@ -25,7 +25,7 @@ func TestPowerCutRestoresTheLedger(t *testing.T) {
 				a := newTestRunner(t, "a", f, spec)
 				newFakeElector(ctx, "a", a.Callbacks()).lead(1)
 				time.Sleep(2*time.Minute + 30*time.Second) // 00:01, 00:02 ran
-				disk := a.Ledger()
+				disk := a.StateLedger()
 				cancel() // power cut
 				require.NoError(t, a.Wait(context.Background()))
 

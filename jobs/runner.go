@@ -150,8 +150,9 @@ type Runner struct {
 	running int
 
 	// published is the own ledger, encoded at every change, so Ledger()
-	// never waits for mu (the elector calls it on every heartbeat).
-	published atomic.Pointer[[]byte]
+	// and StateLedger() never wait for mu (the elector calls Ledger on
+	// every heartbeat).
+	published atomic.Pointer[publishedLedger]
 }
 
 // job is a Spec with its parsed schedule and live state (guarded by

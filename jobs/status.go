@@ -52,16 +52,32 @@ func (r *Runner) Snapshot() []JobStatus {
 	return out
 }
 
-// Ledger returns this node's encoded ledger (at most MaxLedgerSize bytes):
-// per job, the newest instant known started (by this node or by the
-// leaders it heard), its outcome and term (a run of this node's term that
-// this process does not run as OutcomeNone: toldLocked). The leader piggybacks it on
-// heartbeats; followers hand it to a new leader (claims, votes, Ledger
-// messages), so what one node heard reaches the next leader. It never
-// blocks on the Runner's lock, so OnLedgerChange may call it.
+// Ledger returns this node's ledger as it tells it to peers, encoded (at
+// most MaxLedgerSize bytes): per job, the newest instant known started (by
+// this node or by the leaders it heard), its outcome and term, except that
+// a run of this node's term that this process does not run goes out as
+// OutcomeNone (toldLocked). The leader piggybacks it on heartbeats;
+// followers hand it to a new leader (claims, votes, Ledger messages), so
+// what one node heard reaches the next leader. The state file keeps
+// StateLedger instead. It never blocks on the Runner's lock, so
+// OnLedgerChange may call it.
 func (r *Runner) Ledger() []byte {
 	if p := r.published.Load(); p != nil {
-		return *p
+		return p.wire
+	}
+	return Ledger{}.Encode()
+}
+
+// StateLedger returns, encoded like Ledger, what this node knows: the same
+// entries without toldLocked, so a run its previous process left running
+// still reads running. It is what the state file keeps: the process after a
+// restart, however often this one saved, must still know that run, conclude
+// it interrupted when it leads (and rerun it with rerun_interrupted), which
+// a 'none' would tell it not to. Peers get Ledger. Like Ledger it never
+// blocks on the Runner's lock.
+func (r *Runner) StateLedger() []byte {
+	if p := r.published.Load(); p != nil {
+		return p.state
 	}
 	return Ledger{}.Encode()
 }
@@ -107,22 +123,44 @@ func (r *Runner) adoptLocked(l Ledger) {
 			}
 		}
 	}
-	if p := r.published.Load(); p == nil || !bytes.Equal(*p, r.encodeLocked()) {
+	if p := r.published.Load(); p == nil || !p.equal(r.encodeBothLocked()) {
 		r.ledgerChanged()
 	}
+}
+
+// publishedLedger is the ledger as published at its last change: how this
+// node tells it (wire, Ledger) and what it knows (state, StateLedger).
+type publishedLedger struct {
+	wire, state []byte
+}
+
+func (p *publishedLedger) equal(q *publishedLedger) bool {
+	return bytes.Equal(p.wire, q.wire) && bytes.Equal(p.state, q.state)
+}
+
+// encodeBothLocked encodes the ledger in both forms. Must hold r.mu.
+func (r *Runner) encodeBothLocked() *publishedLedger {
+	return &publishedLedger{wire: r.encodeLocked(true), state: r.encodeLocked(false)}
 }
 
 // encodeLocked encodes what this node knows: per configured job its known
 // entry (knownEntry), plus the newest entry of every other id (manual
 // runs, jobs only other nodes run), so a node with another job list still
-// passes them on; each as this node tells it (toldLocked). A job a
-// truncated ledger left out is left out again (the result is marked
-// truncated). Must hold r.mu.
-func (r *Runner) encodeLocked() []byte {
+// passes them on; with told, each as this node tells it (toldLocked), for
+// peers; without, as it is, for the state file. A job a truncated ledger
+// left out is left out again (the result is marked truncated). Must hold
+// r.mu.
+func (r *Runner) encodeLocked(told bool) []byte {
+	as := func(e LedgerEntry) LedgerEntry {
+		if told {
+			return r.toldLocked(e)
+		}
+		return e
+	}
 	l := Ledger{Entries: make([]LedgerEntry, 0, len(r.own)+len(r.peer))}
 	for _, j := range r.jobs {
 		if e, ok := r.knownEntry(j); ok {
-			l.Entries = append(l.Entries, r.toldLocked(e))
+			l.Entries = append(l.Entries, as(e))
 		} else if r.unknown[j.id] {
 			l.Truncated = true
 		}
@@ -131,12 +169,12 @@ func (r *Runner) encodeLocked() []byte {
 	// newer of own and heard.
 	for id, e := range r.own {
 		if p, ok := r.peer[id]; r.byID[id] == nil && (!ok || !newer(p, e)) {
-			l.Entries = append(l.Entries, r.toldLocked(e))
+			l.Entries = append(l.Entries, as(e))
 		}
 	}
 	for id, e := range r.peer {
 		if o, ok := r.own[id]; r.byID[id] == nil && (!ok || newer(e, o)) {
-			l.Entries = append(l.Entries, r.toldLocked(e))
+			l.Entries = append(l.Entries, as(e))
 		}
 	}
 	return l.Encode()
@@ -151,8 +189,9 @@ func (r *Runner) encodeLocked() []byte {
 // goes out as OutcomeNone at its instant, which names no run going on,
 // still tells a node that knew nothing of it that the instant was taken,
 // and never takes back a running entry or an outcome (Outcome.progress).
-// What this node knows is not changed: the leader that takes the run for
-// interrupted is still the one that concludes it (lapse, takeOver). It is
+// What this node knows is not changed, nor what it keeps in its state file
+// (StateLedger): the leader that takes the run for interrupted is still the
+// one that concludes it (lapse, takeOver), this node's next process too. It is
 // so whether or not this node holds: the elector marks what it sends some
 // time after OnHolding, so a ledger that changed with the holding state
 // could go out marked in between. Must hold r.mu.

@@ -60,7 +60,7 @@ func TestTakeoverRecordsADeadLeadersScheduledRunInItsHistory(t *testing.T) {
 				ec.follow("a", 1)
 				time.Sleep(minute(1).Add(15 * time.Second).Sub(time.Now())) // a started 00:01; b and c heard it
 				running := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(1), Outcome: OutcomeRunning, Term: 1}
-				restored := a.Ledger() // a's state file
+				restored := a.StateLedger() // a's state file
 				require.NotNil(t, b.Snapshot()[0].Ledger)
 				require.Equal(t, running, *b.Snapshot()[0].Ledger)
 
@@ -106,7 +106,7 @@ func TestTakeoverRecordsADeadLeadersScheduledRunInItsHistory(t *testing.T) {
 				// b restarts from its state file and leads again.
 				logs2 := &logSink{}
 				b2 := node("b", slog.New(logs2))
-				require.NoError(t, b2.AdoptLedger(b.Ledger()))
+				require.NoError(t, b2.AdoptLedger(b.StateLedger())) // b's state file
 				require.NoError(t, b2.History().Restore(b.History().Snapshot()))
 				set(nil, c, a2)
 				eb.follow("", 2)

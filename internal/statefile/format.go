@@ -41,8 +41,9 @@ type State struct {
 	Round uint64 `json:"round"`
 	// MaxTerm is the highest term this node used or saw.
 	MaxTerm uint64 `json:"max_term"`
-	// Ledger is the job ledger (jobs.Ledger encoding): per job the newest
-	// instant started that this node knows of.
+	// Ledger is the job ledger (jobs.Runner.StateLedger, jobs.Ledger
+	// encoding): per job the newest instant started that this node knows
+	// of, as it knows it.
 	Ledger []byte `json:"ledger,omitempty"`
 	// History is the run history (jobs.History snapshot).
 	History json.RawMessage `json:"history,omitempty"`

@@ -1,0 +1,58 @@
+package jobs
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Node a led term 1 and was killed while m's 00:00 run went on. Its next
+// process gets the run back from its state file: it tells peers 'none' of
+// it (Ledger) but still knows it running (StateLedger), so the state file,
+// however often that process re-saves it, lets the process after it lead,
+// conclude the run interrupted and run it again (rerun_interrupted).
+func TestRestartedLeaderRerunsItsInterruptedRunAfterASecondRestart(t *testing.T) {
+	for _, resaved := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one restart", true: "state file re-saved, second restart"}[resaved], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				spec := Spec{Name: "m", Schedule: "0 * * * *", Shell: "x", RerunInterrupted: true}
+				running := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}
+				disk := Ledger{Entries: []LedgerEntry{running}}.Encode()
+				cfg := RunnerConfig{Node: "a", Jobs: []Spec{spec}, Gather: 5 * time.Second,
+					HoldLapse: holdLapseForTest, LedBy: ledByParity}
+				if resaved {
+					between := newTestRunnerCfg(t, cfg, &fakeExec{})
+					require.NoError(t, between.AdoptLedger(disk))
+					wire, err := DecodeLedger(between.Ledger())
+					require.NoError(t, err)
+					none := running
+					none.Outcome = OutcomeNone
+					require.Equal(t, []LedgerEntry{none}, wire.Entries, "precondition: told to peers as none")
+					disk = between.StateLedger() // what the CLI saves on its next heartbeat or start
+				}
+				f := &fakeExec{}
+				a := newTestRunnerCfg(t, cfg, f)
+				require.NoError(t, a.AdoptLedger(disk))
+				time.Sleep(20 * time.Second)
+				newFakeElector(ctx, "a", a.Callbacks()).lead(3)
+				time.Sleep(6 * time.Second) // past the gathering window
+				synctest.Wait()
+				assert.Equal(t, []string{"2000-01-01T00:00:00Z"}, f.scheduled("m"), "rerun_interrupted")
+				var outcomes []Outcome
+				for _, rec := range a.History().Runs("m", 0) {
+					if rec.Term == 1 {
+						outcomes = append(outcomes, rec.Outcome)
+					}
+				}
+				assert.Equal(t, []Outcome{OutcomeInterrupted}, outcomes, "term 1's run in the history")
+				cancel()
+				require.NoError(t, a.Wait(context.Background()))
+			})
+		})
+	}
+}
