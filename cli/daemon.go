@@ -93,6 +93,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		Logger:      logger,
 		Metrics:     m,
 		Ledger:      func() []byte { return d.runner.Ledger() },
+		StateLedger: func() []byte { return d.runner.StateLedger() },
 		AdoptLedger: adopt,
 		State:       store,
 		Request:     func(p []byte) []byte { return d.trigger.Handle(p) },

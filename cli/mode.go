@@ -70,6 +70,12 @@ type Env struct {
 	// from the leader to the followers sends it, so that a new leader knows
 	// which scheduled runs the old one started. Valid once Run is called.
 	Ledger func() []byte
+	// StateLedger returns the job runner's ledger as this node knows it
+	// (jobs.Runner.StateLedger). A mode that keeps the ledger in a store
+	// the next leader reads (etcd) writes from this one: Ledger passes a
+	// run of this node's previous process on as 'none', which must not
+	// replace 'running' there. Valid once Run is called.
+	StateLedger func() []byte
 	// State is this node's state file, nil when there is none (--state-dir
 	// empty). A mode keeps what must survive a restart in it (udp: the
 	// highest round and term, the quorum grant's binding and the replay

@@ -33,8 +33,8 @@ type LedgerConfig struct {
 	// Adopt receives each entry read at a takeover, encoded as a
 	// one-entry jobs.Ledger: jobs.Runner.AdoptLedger.
 	Adopt func([]byte) error
-	// Current returns the runner's own encoded ledger (jobs.Runner.Ledger),
-	// read by Sync.
+	// Current returns the runner's own encoded ledger as it knows it
+	// (jobs.Runner.StateLedger), read by Sync.
 	Current func() []byte
 	// Logger receives write failures; nil means slog.Default().
 	Logger *slog.Logger

@@ -178,7 +178,7 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 			env.AdoptLedger("", false, b)
 			return nil
 		},
-		Current: env.Ledger,
+		Current: env.StateLedger,
 		Logger:  env.Logger,
 	})
 	env.Logger.Info("etcd mode", "endpoints", strings.Join(s.Endpoints, ","), "prefix", s.Prefix,
