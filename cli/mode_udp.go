@@ -91,7 +91,7 @@ func (p *peerList) Set(v string) error {
 }
 
 func (s *udpSettings) flags(fs *pflag.FlagSet) {
-	fs.StringVar(&s.Cluster, "cluster", s.Cluster, "udp mode: cluster name (1-64 bytes of printable UTF-8 without whitespace); clusters on one LAN ignore each other")
+	fs.StringVar(&s.Cluster, "cluster", s.Cluster, "udp mode: cluster name (1-64 bytes of printable UTF-8, spaces allowed); clusters on one LAN ignore each other")
 	s.transportFlags(fs, "udp mode: ")
 	fs.IntVar(&s.Priority, "priority", s.Priority, "udp mode: 0-255, higher wins ties and claims sooner")
 	fs.DurationVar(&s.Interval, "interval", s.Interval, "udp mode: heartbeat interval")

@@ -15,7 +15,7 @@ const MaxNodeIDLen = 64
 const NodeIDRule = "a node id is 1-64 bytes of printable UTF-8 without whitespace"
 
 // ClusterNameRule says in words what CheckClusterName accepts.
-const ClusterNameRule = "a cluster name is 1-64 bytes of printable UTF-8 without whitespace"
+const ClusterNameRule = "a cluster name is 1-64 bytes of printable UTF-8 (spaces allowed)"
 
 // CheckNodeID reports whether id can be a node id: 1 to MaxNodeIDLen bytes
 // of valid UTF-8, every character printable and none of them whitespace.
@@ -25,16 +25,19 @@ const ClusterNameRule = "a cluster name is 1-64 bytes of printable UTF-8 without
 // names the first offending character and its byte offset, not the id: the
 // caller quotes the id with the flag or key that set it. Every mode's
 // command line checks its node id here.
-func CheckNodeID(id string) error { return checkName(id, NodeIDRule) }
+func CheckNodeID(id string) error { return checkName(id, NodeIDRule, false) }
 
-// CheckClusterName reports whether name can name a udp cluster: the same
-// rule as a node id's (CheckNodeID), for the same reasons: it travels in
-// every packet and appears in logs and the multicast group's derivation.
-func CheckClusterName(name string) error { return checkName(name, ClusterNameRule) }
+// CheckClusterName reports whether name can name a udp cluster: a node
+// id's rule (CheckNodeID), for the same reasons, except that ASCII spaces
+// are allowed. Names with spaces were always accepted, and refusing one
+// now would leave a rename as the only way on: every node of a cluster
+// must be renamed at once, or the renamed ones elect a leader of their
+// own and jobs run twice.
+func CheckClusterName(name string) error { return checkName(name, ClusterNameRule, true) }
 
 // checkName applies the rule of names that go on the wire and into logs;
-// rule says it in words for the error.
-func checkName(s, rule string) error {
+// rule says it in words for the error; spaces allows the ASCII space.
+func checkName(s, rule string, spaces bool) error {
 	switch {
 	case s == "":
 		return errors.New("empty: " + rule)
@@ -46,6 +49,8 @@ func checkName(s, rule string) error {
 		switch {
 		case r == utf8.RuneError && !validRuneAt(s, i):
 			return fmt.Errorf("not valid UTF-8 at byte %d: %s", i, rule)
+		case r == ' ' && spaces:
+			continue
 		case r == ' ':
 			what = "space"
 		case unicode.IsSpace(r):

@@ -47,3 +47,30 @@ func TestCheckNodeID(t *testing.T) {
 func TestNodeIDFitsTheWire(t *testing.T) {
 	assert.Equal(t, wire.MaxIDLen, election.MaxNodeIDLen)
 }
+
+func TestCheckClusterName(t *testing.T) {
+	tests := []struct {
+		name string
+		want string // error contains; "" means valid
+	}{
+		{"default", ""},
+		{"Home NAS", ""}, // spaces were always accepted
+		{strings.Repeat("c", 64), ""},
+		{"", "empty"},
+		{strings.Repeat("c", 65), "65 bytes, at most 64"},
+		{"home\tnas", "whitespace (U+0009) at byte 4"},
+		{"home\u00a0nas", "whitespace (U+00A0) at byte 4"},
+		{"home\x00", "control character (U+0000) at byte 4"},
+		{"home\xc3", "not valid UTF-8 at byte 4"},
+	}
+	for _, tt := range tests {
+		err := election.CheckClusterName(tt.name)
+		if tt.want == "" {
+			assert.NoError(t, err, "%q", tt.name)
+			continue
+		}
+		if assert.Error(t, err, "%q", tt.name) {
+			assert.Contains(t, err.Error(), tt.want, "%q", tt.name)
+		}
+	}
+}
