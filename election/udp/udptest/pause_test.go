@@ -1,6 +1,7 @@
 package udptest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -105,4 +106,195 @@ func TestRestartedNodeDoesNotLeadWithOldTerm(t *testing.T) {
 		require.NoError(t, err, "seed %d", seed)
 		assert.Greater(t, s.Node(s.Leaders()[0]).Status().Leader.Term, oldTerm, "seed %d", seed)
 	}
+}
+
+// TestPauseStorm: without quorum, on a loss-free LAN, processes stall
+// (Pause: nothing runs, packets wait in the socket buffer) — the leader in
+// most cases — for PauseThreshold to 3 × Suspect, between crashes and
+// restarts; a quarter of the stalls end within an interval of Suspect, and
+// in half of the longer ones a successor elected meanwhile is crashed just
+// before the wake. After every event: a leader whose stall it noticed does
+// not act within a claim window of its wake; one that stalled Suspect or
+// more does not act on the term it led before; and while the run is clean,
+// terms grow across leaders, at most one node may act as leader and no
+// job instant starts twice.
+func TestPauseStorm(t *testing.T) {
+	var n pauseCounts
+	var js JobStats
+	runs := seeds(t, 180)
+	for _, seed := range runs {
+		s, c, err := pauseStorm(seed, *flagTrace && *flagSeed != 0)
+		n.add(c)
+		st := s.JobStats()
+		js.Starts, js.Duplicates, js.Failovers = js.Starts+st.Starts, js.Duplicates+st.Duplicates, js.Failovers+st.Failovers
+		if err != nil {
+			rs, _, rerr := pauseStorm(seed, true)
+			t.Fatalf("seed %d: %v\nreplay: go test ./election/udp/udptest -run 'TestPauseStorm$' -sim.seed=%d -sim.trace -v\nreplayed: %v\ntrace (last lines):\n%s",
+				seed, err, seed, rerr, tail(rs.Trace(), 150))
+		}
+		if *flagTrace && *flagSeed != 0 {
+			t.Log("\n" + s.Trace())
+		}
+	}
+	t.Logf("%d storms: %v; job model: %v", len(runs), n, js)
+	if len(runs) >= 100 {
+		assert.Positive(t, n.short, "no leader stall shorter than Suspect")
+		assert.Positive(t, n.long, "no leader stall of Suspect or more")
+		assert.Positive(t, n.succeeded, "no stalled leader was succeeded while it stalled")
+		assert.Positive(t, n.crashedSuccessor, "no successor crashed before its predecessor woke")
+		assert.Positive(t, js.Failovers)
+	}
+}
+
+// pauseCounts are TestPauseStorm's figures: stalls drawn, of a leader
+// shorter than Suspect and not, woken after a newer term led, and woken
+// after a successor elected meanwhile was crashed.
+type pauseCounts struct {
+	pauses, leader, short, long, succeeded, crashedSuccessor int
+}
+
+func (p *pauseCounts) add(q pauseCounts) {
+	p.pauses, p.leader, p.short, p.long = p.pauses+q.pauses, p.leader+q.leader, p.short+q.short, p.long+q.long
+	p.succeeded, p.crashedSuccessor = p.succeeded+q.succeeded, p.crashedSuccessor+q.crashedSuccessor
+}
+
+func (p pauseCounts) String() string {
+	return fmt.Sprintf("%d stalls, %d of a leader (%d shorter than Suspect, %d not); %d woke after a newer term led, %d after its successor was crashed",
+		p.pauses, p.leader, p.short, p.long, p.succeeded, p.crashedSuccessor)
+}
+
+// pauseStorm runs one TestPauseStorm scenario and returns the sim and its
+// figures.
+func pauseStorm(seed uint64, trace bool) (s *Sim, n pauseCounts, err error) {
+	shape := New(Options{Seed: seed ^ 0x9a05e}).Rand()
+	c := protocol.DefaultLANConfig()
+	if shape.IntN(3) == 0 {
+		c.Interval = 50 * time.Millisecond
+	}
+	c.SelfEcho = shape.IntN(2) == 0
+	ids := nodeIDs(2 + shape.IntN(4))
+	tm := c.Timings()
+	jobs := &Jobs{Every: time.Duration(1+shape.IntN(5)) * c.Interval, Gather: tm.Gather, Strict: true}
+	s = New(Options{Seed: seed, Base: c, Link: LAN, Trace: trace, Probes: shape.IntN(2) == 0, Jobs: jobs}, ids...)
+	// stalled[id]: the term id led, and its process, when it stalled for
+	// Suspect or more; until that process ends or leads anew. listening[id]:
+	// the process that noticed a stall while leading, and until when it
+	// re-listens.
+	type stall struct{ term, inc uint64 }
+	type relisten struct {
+		inc   uint64
+		until time.Time
+	}
+	stalled, listening := map[string]stall{}, map[string]relisten{}
+	s.AfterEvent = func() {
+		for id, z := range stalled {
+			sn := s.nodes[id]
+			st := sn.n.Status()
+			if !sn.up || sn.inc != z.inc || st.Role == election.Leader && st.Leader.Term != z.term {
+				delete(stalled, id)
+				continue
+			}
+			if st.Role == election.Leader && !sn.paused && sn.n.CanActAsLeader(s.nodeNow(sn)) {
+				s.fail("%s acts on term %x, which it led before it stalled", id, z.term)
+			}
+		}
+		for id, l := range listening {
+			sn := s.nodes[id]
+			if !sn.up || sn.inc != l.inc || !s.now.Before(l.until) {
+				delete(listening, id)
+				continue
+			}
+			if !sn.paused && sn.n.CanActAsLeader(s.nodeNow(sn)) {
+				s.fail("%s acts within a claim window of waking from a stall", id)
+			}
+		}
+	}
+	// pauses[id] counts id's stalls, so that a wake ends only its own.
+	pauses := map[string]int{}
+	r := s.Rand()
+	s.Run(10 * c.Interval)
+	for range 20 {
+		s.Run(time.Duration(r.Int64N(int64(8 * c.Interval))))
+		id := ids[r.IntN(len(ids))]
+		if ls := s.Leaders(); len(ls) > 0 && r.IntN(3) > 0 {
+			id = ls[r.IntN(len(ls))]
+		}
+		back := time.Duration(r.Int64N(int64(10 * c.Interval)))
+		switch r.IntN(5) {
+		case 0, 1, 2:
+			var d time.Duration
+			switch r.IntN(4) {
+			case 0: // shorter than Suspect
+				d = tm.PauseThreshold + time.Duration(r.Int64N(int64(tm.Suspect-tm.PauseThreshold)))
+			case 1: // within an interval of Suspect
+				d = tm.Suspect - c.Interval + time.Duration(r.Int64N(int64(2*c.Interval)))
+			default: // Suspect to 3 × Suspect
+				d = tm.Suspect + time.Duration(r.Int64N(int64(2*tm.Suspect)+1))
+			}
+			sn := s.nodes[id]
+			if !sn.up || sn.paused {
+				break
+			}
+			n.pauses++
+			pauses[id]++
+			gen, inc, st := pauses[id], sn.inc, sn.n.Status()
+			leading, due := st.Role == election.Leader, sn.n.NextTick()
+			if leading {
+				n.leader++
+				if d >= tm.Suspect {
+					n.long++
+					stalled[id] = stall{st.Leader.Term, inc}
+				} else {
+					n.short++
+				}
+			}
+			s.Pause(id)
+			wake := s.Now().Add(d)
+			crash := leading && d >= tm.Suspect && r.IntN(2) == 0
+			crashAt := wake.Add(-time.Duration(1 + r.Int64N(int64(c.Interval))))
+			crashed := false
+			if crash {
+				// Its successor, if one was elected, dies just before the
+				// wake: nobody is left to correct the woken leader's term
+				// at once.
+				s.At(crashAt, func() {
+					for _, o := range s.Leaders() {
+						if o != id && s.nodes[o].n.Status().Leader.Term > st.Leader.Term {
+							crashed = true
+							s.Crash(o)
+							s.At(s.Now().Add(back), func() { s.Restart(o) })
+						}
+					}
+				})
+			}
+			s.At(wake, func() {
+				if pauses[id] != gen || sn.inc != inc || !sn.paused {
+					return // crashed, or woken and stalled again meanwhile
+				}
+				if leading && s.inv.maxLeaderTerm > st.Leader.Term {
+					n.succeeded++
+				}
+				if crashed {
+					n.crashedSuccessor++
+				}
+				// A stall the node will notice (its call comes more than
+				// PauseThreshold after NextTick; a millisecond of margin).
+				if leading && s.nodeNow(sn).Sub(due) > tm.PauseThreshold+time.Millisecond {
+					listening[id] = relisten{inc, s.Now().Add(tm.ClaimWindow)}
+				}
+				s.Resume(id)
+			})
+		case 3:
+			s.Crash(id)
+			s.At(s.Now().Add(back), func() { s.Restart(id) })
+		case 4:
+			s.Stop(id)
+			s.At(s.Now().Add(back), func() { s.Restart(id) })
+		}
+		if s.Err != nil {
+			return s, n, s.Err
+		}
+	}
+	s.Run(30 * c.Interval)
+	return s, n, s.Err
 }
