@@ -158,21 +158,11 @@ func TestSuspendWakesOnlyItsOwnSleep(t *testing.T) {
 // leader and no job instant starts twice.
 func TestSuspendStorm(t *testing.T) {
 	var sleeps, leaderSleeps int
-	var js JobStats
-	for _, seed := range seeds(t, 300) {
-		s, n, l, err := suspendStorm(seed, *flagTrace && *flagSeed != 0)
+	js := runStorms(t, "TestSuspendStorm", 300, func(seed uint64, trace bool) (*Sim, error) {
+		s, n, l, err := suspendStorm(seed, trace)
 		sleeps, leaderSleeps = sleeps+n, leaderSleeps+l
-		st := s.JobStats()
-		js.Starts, js.Duplicates, js.Failovers = js.Starts+st.Starts, js.Duplicates+st.Duplicates, js.Failovers+st.Failovers
-		if err != nil {
-			rs, _, _, rerr := suspendStorm(seed, true)
-			t.Fatalf("seed %d: %v\nreplay: go test ./election/udp/udptest -run 'TestSuspendStorm$' -sim.seed=%d -sim.trace -v\nreplayed: %v\ntrace (last lines):\n%s",
-				seed, err, seed, rerr, tail(rs.Trace(), 150))
-		}
-		if *flagTrace && *flagSeed != 0 {
-			t.Log("\n" + s.Trace())
-		}
-	}
+		return s, err
+	})
 	t.Logf("%d storms: %d suspends, %d of a leader; job model: %v", len(seeds(t, 300)), sleeps, leaderSleeps, js)
 	assert.Positive(t, leaderSleeps)
 	assert.Positive(t, js.Failovers)
@@ -181,33 +171,10 @@ func TestSuspendStorm(t *testing.T) {
 // suspendStorm runs one TestSuspendStorm scenario and returns the sim, how
 // many suspends it made and how many of them were of a leader.
 func suspendStorm(seed uint64, trace bool) (s *Sim, sleeps, leaderSleeps int, err error) {
-	shape := New(Options{Seed: seed ^ 0x5a5}).Rand()
-	c := protocol.DefaultLANConfig()
-	if shape.IntN(3) == 0 {
-		c.Interval = 50 * time.Millisecond
-	}
-	c.SelfEcho = shape.IntN(2) == 0
-	ids := nodeIDs(2 + shape.IntN(4))
-	jobs := &Jobs{Every: time.Duration(1+shape.IntN(5)) * c.Interval, Gather: c.Timings().Gather, Strict: true}
-	s = New(Options{Seed: seed, Base: c, Link: LAN, Trace: trace, Probes: shape.IntN(2) == 0, Jobs: jobs}, ids...)
+	s, c, ids := stormSim(seed, 0x5a5, trace)
 	suspect := c.Timings().Suspect
-	// slept[id] is the term id led, and its process, when it was put to
-	// sleep for at least suspect; until that process ends or leads anew.
-	type sleeper struct{ term, inc uint64 }
-	slept := map[string]sleeper{}
-	s.AfterEvent = func() {
-		for id, z := range slept {
-			sn := s.nodes[id]
-			st := sn.n.Status()
-			if !sn.up || sn.inc != z.inc || st.Role == election.Leader && st.Leader.Term != z.term {
-				delete(slept, id)
-				continue
-			}
-			if st.Role == election.Leader && !sn.asleep && sn.n.CanActAsLeader(s.nodeNow(sn)) {
-				s.fail("%s acts on term %x, which it led before it slept", id, z.term)
-			}
-		}
-	}
+	slept := oldTerms{}
+	s.AfterEvent = func() { slept.check(s, func(sn *simNode) bool { return sn.asleep }, "slept") }
 	r := s.Rand()
 	s.Run(10 * c.Interval)
 	for range 20 {
@@ -217,23 +184,19 @@ func suspendStorm(seed uint64, trace bool) (s *Sim, sleeps, leaderSleeps int, er
 			id = ls[r.IntN(len(ls))]
 		}
 		back := time.Duration(r.Int64N(int64(10 * c.Interval)))
-		switch r.IntN(5) {
+		switch k := r.IntN(5); k {
 		case 0, 1, 2:
 			sn := s.nodes[id]
 			if sn.up && !sn.paused {
 				sleeps++
-				if st := sn.n.Status(); st.Role == election.Leader {
+				if sn.n.Status().Role == election.Leader {
 					leaderSleeps++
-					slept[id] = sleeper{st.Leader.Term, sn.inc}
+					slept.note(sn, id)
 				}
 			}
 			s.Suspend(id, suspect+time.Duration(r.Int64N(int64(20*c.Interval))), false)
-		case 3:
-			s.Crash(id)
-			s.At(s.Now().Add(back), func() { s.Restart(id) })
-		case 4:
-			s.Stop(id)
-			s.At(s.Now().Add(back), func() { s.Restart(id) })
+		default:
+			crashOrStop(s, id, k == 4, back)
 		}
 		if s.Err != nil {
 			return s, sleeps, leaderSleeps, s.Err

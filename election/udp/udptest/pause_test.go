@@ -120,22 +120,12 @@ func TestRestartedNodeDoesNotLeadWithOldTerm(t *testing.T) {
 // job instant starts twice.
 func TestPauseStorm(t *testing.T) {
 	var n pauseCounts
-	var js JobStats
 	runs := seeds(t, 180)
-	for _, seed := range runs {
-		s, c, err := pauseStorm(seed, *flagTrace && *flagSeed != 0)
+	js := runStorms(t, "TestPauseStorm", 180, func(seed uint64, trace bool) (*Sim, error) {
+		s, c, err := pauseStorm(seed, trace)
 		n.add(c)
-		st := s.JobStats()
-		js.Starts, js.Duplicates, js.Failovers = js.Starts+st.Starts, js.Duplicates+st.Duplicates, js.Failovers+st.Failovers
-		if err != nil {
-			rs, _, rerr := pauseStorm(seed, true)
-			t.Fatalf("seed %d: %v\nreplay: go test ./election/udp/udptest -run 'TestPauseStorm$' -sim.seed=%d -sim.trace -v\nreplayed: %v\ntrace (last lines):\n%s",
-				seed, err, seed, rerr, tail(rs.Trace(), 150))
-		}
-		if *flagTrace && *flagSeed != 0 {
-			t.Log("\n" + s.Trace())
-		}
-	}
+		return s, err
+	})
 	t.Logf("%d storms: %v; job model: %v", len(runs), n, js)
 	if len(runs) >= 100 {
 		assert.Positive(t, n.short, "no leader stall shorter than Suspect")
@@ -166,38 +156,17 @@ func (p pauseCounts) String() string {
 // pauseStorm runs one TestPauseStorm scenario and returns the sim and its
 // figures.
 func pauseStorm(seed uint64, trace bool) (s *Sim, n pauseCounts, err error) {
-	shape := New(Options{Seed: seed ^ 0x9a05e}).Rand()
-	c := protocol.DefaultLANConfig()
-	if shape.IntN(3) == 0 {
-		c.Interval = 50 * time.Millisecond
-	}
-	c.SelfEcho = shape.IntN(2) == 0
-	ids := nodeIDs(2 + shape.IntN(4))
+	s, c, ids := stormSim(seed, 0x9a05e, trace)
 	tm := c.Timings()
-	jobs := &Jobs{Every: time.Duration(1+shape.IntN(5)) * c.Interval, Gather: tm.Gather, Strict: true}
-	s = New(Options{Seed: seed, Base: c, Link: LAN, Trace: trace, Probes: shape.IntN(2) == 0, Jobs: jobs}, ids...)
-	// stalled[id]: the term id led, and its process, when it stalled for
-	// Suspect or more; until that process ends or leads anew. listening[id]:
-	// the process that noticed a stall while leading, and until when it
-	// re-listens.
-	type stall struct{ term, inc uint64 }
+	// listening[id]: the process that noticed a stall while leading, and
+	// until when it re-listens.
 	type relisten struct {
 		inc   uint64
 		until time.Time
 	}
-	stalled, listening := map[string]stall{}, map[string]relisten{}
+	stalled, listening := oldTerms{}, map[string]relisten{}
 	s.AfterEvent = func() {
-		for id, z := range stalled {
-			sn := s.nodes[id]
-			st := sn.n.Status()
-			if !sn.up || sn.inc != z.inc || st.Role == election.Leader && st.Leader.Term != z.term {
-				delete(stalled, id)
-				continue
-			}
-			if st.Role == election.Leader && !sn.paused && sn.n.CanActAsLeader(s.nodeNow(sn)) {
-				s.fail("%s acts on term %x, which it led before it stalled", id, z.term)
-			}
-		}
+		stalled.check(s, func(sn *simNode) bool { return sn.paused }, "stalled")
 		for id, l := range listening {
 			sn := s.nodes[id]
 			if !sn.up || sn.inc != l.inc || !s.now.Before(l.until) {
@@ -220,7 +189,7 @@ func pauseStorm(seed uint64, trace bool) (s *Sim, n pauseCounts, err error) {
 			id = ls[r.IntN(len(ls))]
 		}
 		back := time.Duration(r.Int64N(int64(10 * c.Interval)))
-		switch r.IntN(5) {
+		switch k := r.IntN(5); k {
 		case 0, 1, 2:
 			var d time.Duration
 			switch r.IntN(4) {
@@ -243,7 +212,7 @@ func pauseStorm(seed uint64, trace bool) (s *Sim, n pauseCounts, err error) {
 				n.leader++
 				if d >= tm.Suspect {
 					n.long++
-					stalled[id] = stall{st.Leader.Term, inc}
+					stalled.note(sn, id)
 				} else {
 					n.short++
 				}
@@ -284,12 +253,8 @@ func pauseStorm(seed uint64, trace bool) (s *Sim, n pauseCounts, err error) {
 				}
 				s.Resume(id)
 			})
-		case 3:
-			s.Crash(id)
-			s.At(s.Now().Add(back), func() { s.Restart(id) })
-		case 4:
-			s.Stop(id)
-			s.At(s.Now().Add(back), func() { s.Restart(id) })
+		default:
+			crashOrStop(s, id, k == 4, back)
 		}
 		if s.Err != nil {
 			return s, n, s.Err
