@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -51,26 +50,9 @@ func TestTakeoverConcludesADeadLeadersManualRun(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
 				spec := Spec{Name: "m", Schedule: "0 * * * *", Shell: "x", RerunInterrupted: rerun}
-				f := &fakeExec{behave: sleepFor(10*time.Minute, 0)}
-				logs := &logSink{}
-				node := func(id string, logger *slog.Logger) *Runner {
-					return newTestRunnerCfg(t, RunnerConfig{Node: id, Jobs: []Spec{spec}, Gather: 5 * time.Second,
-						HoldLapse: holdLapseForTest, LedBy: ledByParity, Logger: logger}, f)
-				}
-				a, b, c := node("a", nil), node("b", slog.New(logs)), node("c", nil)
-				ea, eb, ec := newFakeElector(ctx, "a", a.Callbacks()), newFakeElector(ctx, "b", b.Callbacks()),
-					newFakeElector(ctx, "c", c.Callbacks())
-
-				// The leader's heartbeat, once a second, to the others.
-				var wg sync.WaitGroup
-				net := &heartbeatNet{}
-				net.run(ctx, t, &wg)
-				set := net.set
-
-				set(a, a, b, c)
-				ea.lead(1)
-				eb.follow("a", 1)
-				ec.follow("a", 1)
+				cl := newTakeoverCluster(ctx, t, spec)
+				a, b, c, ea, eb, ec := cl.a, cl.b, cl.c, cl.ea, cl.eb, cl.ec
+				f, logs, node, set := cl.exec, cl.logs, cl.node, cl.net.set
 				time.Sleep(10 * time.Second)
 				rec, err := a.Trigger("m")
 				require.NoError(t, err)
@@ -144,7 +126,7 @@ func TestTakeoverConcludesADeadLeadersManualRun(t *testing.T) {
 
 				assert.Len(t, f.all(), 1, "the manual run is never run again")
 				cancel()
-				wg.Wait()
+				cl.wg.Wait()
 				for _, r := range []*Runner{a, b, c, a2, b2} {
 					require.NoError(t, r.Wait(context.Background()))
 				}
