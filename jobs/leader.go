@@ -306,10 +306,9 @@ func (r *Runner) runsScheduledLocked(j *job, e LedgerEntry) bool {
 	return e.JobID == j.id && slices.ContainsFunc(j.schedRuns, func(s LedgerEntry) bool { return oneRun(s, e) })
 }
 
-// leaderOfLocked names the node that led term: as this Runner saw it
-// (OnNewLeader), else this node or one it saw lead other terms, if LedBy
-// says so (a restarted Runner saw no earlier leaderships); "" if unknown.
-// Must hold r.mu.
+// leaderOfLocked names the node that led term (ledBy): as this Runner saw
+// it, else this node or one it saw lead other terms, if LedBy says so; ""
+// if unknown. Must hold r.mu.
 func (r *Runner) leaderOfLocked(term uint64) string {
 	if n, ok := r.leaders[term]; ok {
 		return n
@@ -323,7 +322,7 @@ func (r *Runner) leaderOfLocked(term uint64) string {
 	}
 	slices.Sort(known)
 	for _, n := range append([]string{r.cfg.Node}, known...) {
-		if r.cfg.LedBy(term, n) {
+		if r.ledBy(n, term) {
 			return n
 		}
 	}
