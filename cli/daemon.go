@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/hooks"
@@ -84,9 +83,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	for _, w := range rc.warnings {
 		logger.Warn(w)
 	}
-	// Trigger requests sent before now cannot be told from replays: this
-	// process has no memory of them.
-	d.trigger = &trigger.Handler{Started: time.Now(), Logger: logger}
+	d.trigger = &trigger.Handler{Logger: logger}
 	el, err := rc.ms.New(Env{
 		Context:     ctx,
 		NodeID:      s.NodeID,

@@ -46,9 +46,11 @@ and answers with the run id. With --wait, trigger then waits for the run to
 end and exits with the job's exit status (0 ok; the job's code when it
 failed with one; 1 otherwise).
 
-A request is sent once and never repeated: if no answer comes, the run may
-or may not have started ("lanleader jobs" on a node tells). The cluster
-refuses requests without its key, and a replayed request runs nothing.`,
+The run request carries a ticket the leader issued for it a moment before,
+which the leader accepts once: a replayed request runs nothing, whatever the
+clocks say. A run request is sent once and never repeated: if no answer
+comes, the run may or may not have started ("lanleader jobs" on a node
+tells). The cluster refuses requests without its key.`,
 		Example: `  lanleader trigger nightly-backup
   lanleader trigger --config /etc/lanleader/lanleader.yaml --wait nightly-backup
   lanleader trigger --cluster office --secret-file /etc/lanleader/key report`,
@@ -77,36 +79,39 @@ refuses requests without its key, and a replayed request runs nothing.`,
 
 func runTrigger(cmd *cobra.Command, s *udpSettings, job string, timeout time.Duration, wait bool, waitFor time.Duration) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if _, err := (trigger.Request{Op: trigger.OpRun, Name: job}).Encode(); err != nil {
+		return usageError{err}
+	}
 	t, keyring, err := s.client()
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	ask := func(ctx context.Context, op trigger.Op, name string) (trigger.Answer, udp.RequestAnswer, error) {
-		p, err := trigger.Request{Op: op, Sent: time.Now(), Name: name}.Encode()
-		if err != nil {
-			return trigger.Answer{}, udp.RequestAnswer{}, usageError{err}
-		}
+	// ra is the last answer's envelope: who answered, under which term.
+	var ra udp.RequestAnswer
+	send := func(ctx context.Context, p []byte) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		ra, err := udp.Request(ctx, t, s.Cluster, keyring, p)
-		if err != nil {
-			return trigger.Answer{}, ra, err
-		}
-		a, err := trigger.DecodeAnswer(ra.Payload)
-		return a, ra, err
+		var err error
+		ra, err = udp.Request(ctx, t, s.Cluster, keyring, p)
+		return ra.Payload, err
 	}
 
-	a, ra, err := ask(cmd.Context(), trigger.OpRun, job)
+	a, err := trigger.RunJob(cmd.Context(), send, job)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		hint := ""
 		if keyring == nil {
 			hint = " (if the cluster uses a key, pass --secret-file or --config)"
 		}
+		if errors.Is(err, trigger.ErrNothingRan) {
+			return fmt.Errorf("no leader of cluster %q answered within %v%s; nothing ran", s.Cluster, timeout, hint)
+		}
 		return fmt.Errorf("no leader of cluster %q answered within %v%s; the run may or may not have started: see 'lanleader jobs'", s.Cluster, timeout, hint)
 	case err != nil:
 		return err
+	case a.Code == trigger.BadRequest:
+		return fmt.Errorf("%s refused: %s: %s (does the leader run an older lanleader than this one?)", ra.Leader, a.Code, a.Message)
 	case a.Code != trigger.Started:
 		return fmt.Errorf("%s refused: %s: %s", ra.Leader, a.Code, a.Message)
 	}
@@ -130,7 +135,7 @@ func runTrigger(cmd *cobra.Command, s *udpSettings, job string, timeout time.Dur
 			return fmt.Errorf("gave up waiting for run %s: %w", a.RunID, ctx.Err())
 		case <-tick.C:
 		}
-		st, ra, err := ask(ctx, trigger.OpStatus, a.RunID)
+		st, err := trigger.Status(ctx, send, a.RunID)
 		switch {
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 			if misses++; misses%10 == 0 {

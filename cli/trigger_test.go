@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,14 +13,20 @@ func TestTriggerCommandErrors(t *testing.T) {
 	assert.Equal(t, ExitUsage, code, "a job name is required")
 	assert.Contains(t, errOut, "job name")
 
-	// Nobody answers on loopback unicast to a closed port: the command says
-	// the run may or may not have started and how to pass the key.
+	// Nobody answers on loopback unicast to a closed port: the ticket
+	// request got no answer, so the command says nothing ran, and how to
+	// pass the key.
 	code, _, errOut = runCLI(t, "trigger", "--transport", "unicast", "--peers", "127.0.0.1:9", "--bind", "127.0.0.1",
 		"--timeout", "200ms", "backup")
 	assert.Equal(t, ExitFailure, code, errOut)
 	assert.Contains(t, errOut, "no leader of cluster")
 	assert.Contains(t, errOut, "--secret-file")
-	assert.Contains(t, errOut, "may or may not have started")
+	assert.Contains(t, errOut, "nothing ran")
+
+	code, _, errOut = runCLI(t, "trigger", "--transport", "unicast", "--peers", "127.0.0.1:9", "--bind", "127.0.0.1",
+		"--timeout", "200ms", strings.Repeat("x", 200))
+	assert.Equal(t, ExitUsage, code, errOut)
+	assert.Contains(t, errOut, "name of 200 bytes")
 
 	code, _, errOut = runCLI(t, "trigger", "--secret-file", "/nonexistent/key", "backup")
 	assert.Equal(t, ExitConfig, code, errOut)

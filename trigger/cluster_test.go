@@ -42,7 +42,7 @@ func startNode(t *testing.T, n *memnet.Network, i int, key *wire.Keyring) *node 
 		{Name: "fails", Schedule: "0 0 1 1 *", Shell: "exit 7"},
 	}})
 	require.NoError(t, err)
-	h := &trigger.Handler{Runner: nd.runner, Started: time.Now().Add(-time.Second), Logger: quiet}
+	h := &trigger.Handler{Runner: nd.runner, Logger: quiet}
 	pc := protocol.DefaultLANConfig()
 	pc.NodeID, pc.Cluster = nd.id, "trig"
 	pc.Priority = uint8(200 - i)
@@ -125,18 +125,21 @@ func (c *cluster) clientWithin(t *testing.T, key *wire.Keyring, op trigger.Op, n
 	t.Helper()
 	tr := c.net.Join(netip.MustParseAddrPort("198.18.0.200:40000"))
 	defer tr.Close()
-	p, err := trigger.Request{Op: op, Sent: time.Now(), Name: name}.Encode()
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	ra, err := udp.Request(ctx, tr, "trig", key, p)
-	if err != nil {
-		return trigger.Answer{}, err
+	send := func(ctx context.Context, p []byte) ([]byte, error) {
+		ra, err := udp.Request(ctx, tr, "trig", key, p)
+		if err == nil {
+			if l := c.leader(); assert.NotNil(t, l) {
+				assert.Equal(t, l.id, ra.Leader, "the leader answers")
+			}
+		}
+		return ra.Payload, err
 	}
-	if l := c.leader(); assert.NotNil(t, l) {
-		assert.Equal(t, l.id, ra.Leader, "the leader answers")
+	if op == trigger.OpStatus {
+		return trigger.Status(ctx, send, name)
 	}
-	return trigger.DecodeAnswer(ra.Payload)
+	return trigger.RunJob(ctx, send, name)
 }
 
 // Run now from a host that is not a node: the leader runs the job once,
@@ -191,8 +194,9 @@ func TestTriggerRefusedWithoutKey(t *testing.T) {
 	require.Eventually(t, func() bool { return manualRuns(leader, "hello") == 1 }, eventWait, 10*time.Millisecond)
 }
 
-// A captured request sent again runs nothing: not on the leader, and not
-// on the next leader after a failover (every node remembered it).
+// Captured requests sent again run nothing: not on the leader (its ticket
+// is used), and not on the next leader after a failover (every node
+// remembered them, and the new leader never issued the ticket).
 func TestTriggerReplayRunsNothing(t *testing.T) {
 	c := newCluster(t, nil)
 	sniffer := c.net.Join(netip.MustParseAddrPort("198.18.0.201:7483"))
@@ -200,20 +204,24 @@ func TestTriggerReplayRunsNothing(t *testing.T) {
 	a, err := c.client(t, nil, trigger.OpRun, "hello")
 	require.NoError(t, err)
 	require.Equal(t, trigger.Started, a.Code)
-	var captured []byte
+	var captured [][]byte // the ticket request and the run request
 	require.Eventually(t, func() bool {
 		for {
 			select {
 			case p := <-sniffer.Packets():
 				if m, err := wire.Decode(p.Data, nil); err == nil && m.Type == protocol.Trigger {
-					captured = p.Data
-					return true
+					captured = append(captured, p.Data)
 				}
 			default:
-				return false
+				return len(captured) == 2
 			}
 		}
 	}, eventWait, 5*time.Millisecond)
+	replay := func() {
+		for _, p := range captured {
+			require.NoError(t, sniffer.Broadcast(p))
+		}
+	}
 	first := c.leader()
 	require.Eventually(t, func() bool { return manualRuns(first, "hello") == 1 }, eventWait, 10*time.Millisecond)
 
@@ -230,7 +238,7 @@ func TestTriggerReplayRunsNothing(t *testing.T) {
 		}, 3*eventWait, 50*time.Millisecond, "the leader serves fresh requests")
 		require.Eventually(t, func() bool { return manualRuns(leader, "fails") == want }, eventWait, 10*time.Millisecond)
 	}
-	require.NoError(t, sniffer.Broadcast(captured))
+	replay()
 	fresh(first, 1)
 	assert.Equal(t, 1, manualRuns(first, "hello"), "the replay did not run again on the leader")
 
@@ -239,7 +247,7 @@ func TestTriggerReplayRunsNothing(t *testing.T) {
 	require.Eventually(t, func() bool { l := c.leader(); return l != nil && l != first }, eventWait, 10*time.Millisecond)
 	second := c.leader()
 	fresh(second, 1)
-	require.NoError(t, sniffer.Broadcast(captured))
+	replay()
 	fresh(second, 2)
 	assert.Equal(t, 1, manualRuns(first, "hello"), "the replay did not run again on the first leader")
 	for _, nd := range c.nodes {

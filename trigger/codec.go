@@ -4,21 +4,31 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
+	"strconv"
 
 	"github.com/lanleader/lanleader/jobs"
 )
 
-const version = 1
+// Payload versions. A request is version 2: version 1 carried the
+// client's clock instead of a ticket, and a leader refuses it (its replay
+// protection compared clocks). An answer is version 1.
+const (
+	requestVersion = 2
+	answerVersion  = 1
+)
 
 // Op is what a request asks.
 type Op uint8
 
 const (
-	// OpRun asks for one manual run of Request.Name now.
+	// OpRun asks for one manual run of Request.Name now, with a Ticket
+	// this leader issued for it (OpTicket).
 	OpRun Op = 1
 	// OpStatus asks how the run with id Request.Name is doing.
 	OpStatus Op = 2
+	// OpTicket asks for a ticket to run Request.Name: the leader answers
+	// Ticket with a number it will accept once, for that job (Handler).
+	OpTicket Op = 3
 )
 
 // maxName bounds a job name or run id in a request.
@@ -27,9 +37,10 @@ const maxName = 128
 // Request is what a client asks the leader.
 type Request struct {
 	Op Op
-	// Sent is the client's clock when it sent the request.
-	Sent time.Time
-	// Name is the job (OpRun) or the run id (OpStatus).
+	// Ticket is the leader's ticket for OpRun (Answer.Ticket of an
+	// OpTicket answer); zero for the other ops.
+	Ticket uint64
+	// Name is the job (OpRun, OpTicket) or the run id (OpStatus).
 	Name string
 }
 
@@ -38,8 +49,8 @@ func (r Request) Encode() ([]byte, error) {
 	if len(r.Name) == 0 || len(r.Name) > maxName {
 		return nil, fmt.Errorf("trigger: name of %d bytes, want 1-%d", len(r.Name), maxName)
 	}
-	b := []byte{version, byte(r.Op)}
-	b = binary.BigEndian.AppendUint64(b, uint64(r.Sent.UnixMilli()))
+	b := []byte{requestVersion, byte(r.Op)}
+	b = binary.BigEndian.AppendUint64(b, r.Ticket)
 	b = append(b, byte(len(r.Name)))
 	return append(b, r.Name...), nil
 }
@@ -47,11 +58,14 @@ func (r Request) Encode() ([]byte, error) {
 // DecodeRequest parses a request payload; zero padding after it is
 // allowed, anything else is an error.
 func DecodeRequest(b []byte) (Request, error) {
-	if len(b) < 11 || b[0] != version {
-		return Request{}, errors.New("trigger: not a version 1 request")
+	switch {
+	case len(b) >= 1 && b[0] == 1:
+		return Request{}, errors.New("trigger: a version 1 request, from a lanleader trigger older than this leader: upgrade it")
+	case len(b) < 11 || b[0] != requestVersion:
+		return Request{}, errors.New("trigger: not a version 2 request")
 	}
-	r := Request{Op: Op(b[1]), Sent: time.UnixMilli(int64(binary.BigEndian.Uint64(b[2:10])))}
-	if r.Op != OpRun && r.Op != OpStatus {
+	r := Request{Op: Op(b[1]), Ticket: binary.BigEndian.Uint64(b[2:10])}
+	if r.Op != OpRun && r.Op != OpStatus && r.Op != OpTicket {
 		return Request{}, fmt.Errorf("trigger: unknown op %d", b[1])
 	}
 	n := int(b[10])
@@ -78,14 +92,18 @@ const (
 	Running Code = 2
 	// Finished: the run asked about ended; Outcome and ExitCode say how.
 	Finished Code = 3
+	// Ticket: Answer.Ticket may be used once, for the job asked about.
+	Ticket Code = 4
 	// UnknownJob: no job of that name.
 	UnknownJob Code = 10
 	// Busy: a run of the job is going and its overlap policy is skip.
 	Busy Code = 11
 	// NotLeading: the answering node cannot act as leader right now.
 	NotLeading Code = 12
-	// Stale: the request is too old (or from before this node started);
-	// nothing ran. Send a new one.
+	// Stale: the request's ticket is not one this leader issued for the
+	// job and has not used yet (a replay, a ticket of another leader or
+	// of this node's previous process, or one too old); nothing ran. Ask
+	// for a new ticket.
 	Stale Code = 13
 	// UnknownRun: the run id is not known here (a new leader, or too old).
 	UnknownRun Code = 14
@@ -93,7 +111,7 @@ const (
 	BadRequest Code = 15
 )
 
-var codeNames = map[Code]string{Started: "started", Running: "running", Finished: "finished",
+var codeNames = map[Code]string{Started: "started", Running: "running", Finished: "finished", Ticket: "ticket",
 	UnknownJob: "unknown job", Busy: "busy (overlap: skip)", NotLeading: "not leading", Stale: "stale request",
 	UnknownRun: "unknown run", BadRequest: "bad request"}
 
@@ -112,6 +130,9 @@ type Answer struct {
 	Code Code
 	// RunID names the run (Started, Running, Finished).
 	RunID string
+	// Ticket is the ticket a Ticket answer issues; on the wire it takes
+	// RunID's place, as 16 hex digits.
+	Ticket uint64
 	// Outcome and ExitCode: how a Finished run ended.
 	Outcome  jobs.Outcome
 	ExitCode int
@@ -127,10 +148,13 @@ func (a Answer) Encode() []byte {
 		msg = msg[:maxMessage]
 	}
 	id := a.RunID
+	if a.Code == Ticket {
+		id = fmt.Sprintf("%016x", a.Ticket)
+	}
 	if len(id) > maxName {
 		id = id[:maxName]
 	}
-	b := []byte{version, byte(a.Code), byte(a.Outcome)}
+	b := []byte{answerVersion, byte(a.Code), byte(a.Outcome)}
 	b = binary.BigEndian.AppendUint16(b, uint16(int16(a.ExitCode)))
 	b = append(b, byte(len(id)))
 	b = append(b, id...)
@@ -140,7 +164,7 @@ func (a Answer) Encode() []byte {
 
 // DecodeAnswer parses an answer payload.
 func DecodeAnswer(b []byte) (Answer, error) {
-	if len(b) < 7 || b[0] != version {
+	if len(b) < 7 || b[0] != answerVersion {
 		return Answer{}, errors.New("trigger: not a version 1 answer")
 	}
 	a := Answer{Code: Code(b[1]), Outcome: jobs.Outcome(b[2]), ExitCode: int(int16(binary.BigEndian.Uint16(b[3:5])))}
@@ -156,5 +180,12 @@ func DecodeAnswer(b []byte) (Answer, error) {
 		return Answer{}, errors.New("trigger: bad answer length")
 	}
 	a.Message = string(rest[1:])
+	if a.Code == Ticket {
+		t, err := strconv.ParseUint(a.RunID, 16, 64)
+		if err != nil || len(a.RunID) != 16 {
+			return Answer{}, fmt.Errorf("trigger: bad ticket %q", a.RunID)
+		}
+		a.Ticket, a.RunID = t, ""
+	}
 	return a, nil
 }

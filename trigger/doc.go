@@ -6,6 +6,9 @@
 // Safety: the protocol authenticates the packets (with a keyring), drops
 // replays of a request (same sender, incarnation and nonce) for a minute on
 // every node, and rate-limits them. The Handler adds what the protocol
-// cannot know: a request older than MaxAge by the client's clock, or sent
-// before this node started (it cannot have remembered it), runs nothing.
+// cannot know, without comparing clocks: a run request carries a ticket the
+// leading process issued for that job a moment before (RunJob asks for it),
+// and each ticket runs the job once (tickets.go). A replay, whenever it
+// comes and wherever it goes (the same leader, a restarted one, the next
+// one), runs nothing.
 package trigger

@@ -8,12 +8,6 @@ import (
 	"github.com/lanleader/lanleader/jobs"
 )
 
-// MaxAge is how old (by the client's clock, against this node's) a run
-// request may be, either way. It is well under the protocol's one-minute
-// replay memory, so a replay the protocol no longer remembers is refused
-// here as stale.
-const MaxAge = 30 * time.Second
-
 // Runner is what the Handler needs of the job runner (*jobs.Runner).
 type Runner interface {
 	Trigger(name string) (jobs.RunRecord, error)
@@ -21,16 +15,16 @@ type Runner interface {
 }
 
 // Handler answers trigger requests on the leader: give Handle to
-// udp.Config.OnRequest.
+// udp.Config.OnRequest. It issues tickets (OpTicket) and runs a job only
+// for a ticket it issued and has not used (tickets.go).
 type Handler struct {
 	Runner Runner
-	// Started is when this node started: run requests sent before it are
-	// refused, since this node cannot know whether it already ran them.
-	Started time.Time
-	// Now is the clock (time.Now if nil).
+	// Now is the clock tickets expire by (time.Now if nil).
 	Now func() time.Time
 	// Logger receives one line per request (nil: slog.Default()).
 	Logger *slog.Logger
+
+	tickets tickets
 }
 
 // Handle decodes a request payload and returns the answer payload.
@@ -63,14 +57,13 @@ func (h *Handler) answer(payload []byte) Answer {
 		default:
 			return Answer{Code: Finished, RunID: rec.RunID, Outcome: rec.Outcome, ExitCode: rec.ExitCode, Message: rec.Error}
 		}
+	case OpTicket:
+		return Answer{Code: Ticket, Ticket: h.tickets.issue(req.Name, now)}
 	}
-	if age := now.Sub(req.Sent); age > MaxAge || age < -MaxAge {
-		log.Warn("trigger: refused a stale request (a replay, or clocks apart)", "job", req.Name, "age", age)
-		return Answer{Code: Stale, Message: "request sent " + age.Round(time.Second).String() + " ago by its clock: refused (replay, or clocks differ)"}
-	}
-	if req.Sent.Before(h.Started) {
-		log.Warn("trigger: refused a request sent before this node started", "job", req.Name)
-		return Answer{Code: Stale, Message: "request older than this leader's start: send it again"}
+	if !h.tickets.use(req.Ticket, req.Name, now) {
+		log.Warn("trigger: refused a run request whose ticket this process did not issue for the job or already used (a replay, or leadership changed)",
+			"job", req.Name)
+		return Answer{Code: Stale, Message: "ticket unknown to this leader or already used: nothing ran; ask again"}
 	}
 	rec, err := h.Runner.Trigger(req.Name)
 	switch {

@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -29,75 +30,195 @@ func (f *fakeRunner) RunByID(id string) (jobs.RunRecord, bool) {
 	return r, ok
 }
 
-func req(t *testing.T, op Op, sent time.Time, name string) []byte {
-	b, err := Request{Op: op, Sent: sent, Name: name}.Encode()
+func req(t *testing.T, r Request) []byte {
+	b, err := r.Encode()
 	require.NoError(t, err)
 	return append(b, make([]byte, 40)...) // the protocol pads requests
 }
 
-func TestHandlerFreshness(t *testing.T) {
+// ticket asks h for a ticket for job.
+func ticket(t *testing.T, h *Handler, job string) uint64 {
+	t.Helper()
+	a, err := DecodeAnswer(h.Handle(req(t, Request{Op: OpTicket, Name: job})))
+	require.NoError(t, err)
+	require.Equal(t, Ticket, a.Code)
+	require.NotZero(t, a.Ticket)
+	return a.Ticket
+}
+
+func run(t *testing.T, h *Handler, tk uint64, job string) Code {
+	t.Helper()
+	a, err := DecodeAnswer(h.Handle(req(t, Request{Op: OpRun, Ticket: tk, Name: job})))
+	require.NoError(t, err)
+	return a.Code
+}
+
+// A run request runs the job only with a ticket this Handler issued for
+// that job, once, within TicketLifetime by its own clock.
+func TestHandlerTickets(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	f := &fakeRunner{}
-	h := &Handler{Runner: f, Started: now.Add(-time.Minute), Now: func() time.Time { return now }}
-	for name, tc := range map[string]struct {
-		sent time.Time
-		want Code
-	}{
-		"fresh":                    {now.Add(-time.Second), Started},
-		"client clock a bit ahead": {now.Add(5 * time.Second), Started},
-		"older than MaxAge":        {now.Add(-MaxAge - time.Second), Stale},
-		"far in the future":        {now.Add(MaxAge + time.Second), Stale},
-		"before this node started": {now.Add(-61 * time.Second), Stale},
-	} {
-		a, err := DecodeAnswer(h.Handle(req(t, OpRun, tc.sent, "job")))
-		require.NoError(t, err)
-		assert.Equal(t, tc.want, a.Code, name)
-	}
-	assert.Len(t, f.started, 2, "only the fresh requests ran")
+	h := &Handler{Runner: f, Now: func() time.Time { return now }}
 
-	h.Started = now // a node that just started refuses what it cannot have seen
-	a, _ := DecodeAnswer(h.Handle(req(t, OpRun, now.Add(-time.Second), "job")))
+	tk := ticket(t, h, "job")
+	assert.Equal(t, Started, run(t, h, tk, "job"))
+	assert.Equal(t, Stale, run(t, h, tk, "job"), "a ticket is used once")
+
+	assert.Equal(t, Stale, run(t, h, 0, "job"), "no ticket")
+	assert.Equal(t, Stale, run(t, h, tk+1, "job"), "a ticket never issued")
+	assert.Equal(t, Stale, run(t, h, ticket(t, h, "other"), "job"), "a ticket for another job")
+
+	old := ticket(t, h, "job")
+	now = now.Add(TicketLifetime)
+	assert.Equal(t, Stale, run(t, h, old, "job"), "an expired ticket")
+
+	fresh := ticket(t, h, "job")
+	now = now.Add(TicketLifetime - time.Millisecond)
+	assert.Equal(t, Started, run(t, h, fresh, "job"), "a ticket within its lifetime")
+	assert.Equal(t, []string{"job", "job"}, f.started)
+}
+
+// Issuing past maxTickets forgets the oldest ticket: it runs nothing, and
+// the newest still does.
+func TestHandlerForgetsTheOldestTicket(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	f := &fakeRunner{}
+	h := &Handler{Runner: f, Now: func() time.Time { return now }}
+	first := ticket(t, h, "job")
+	var last uint64
+	for range maxTickets {
+		now = now.Add(time.Millisecond)
+		last = ticket(t, h, "job")
+	}
+	assert.Equal(t, Stale, run(t, h, first, "job"))
+	assert.Equal(t, Started, run(t, h, last, "job"))
+}
+
+// A run request captured and replayed to the leader after it restarted
+// (a new process, a new Handler) runs nothing, however far the client's
+// clock was off: the request carries a ticket, not a clock, and the new
+// process never issued it. With the clock-based check this replaced, a
+// client 20 s ahead and a leader restarted 10 s after the request ran the
+// job twice.
+func TestReplayToARestartedLeaderRunsNothing(t *testing.T) {
+	first := &fakeRunner{}
+	h := &Handler{Runner: first}
+	var captured [][]byte
+	send := func(_ context.Context, p []byte) ([]byte, error) {
+		captured = append(captured, p)
+		return h.Handle(p), nil
+	}
+	a, err := RunJob(context.Background(), send, "job")
+	require.NoError(t, err)
+	require.Equal(t, Started, a.Code)
+	require.Len(t, captured, 2, "a ticket request, then the run request")
+
+	for _, p := range captured {
+		h.Handle(p)
+	}
+	assert.Len(t, first.started, 1, "replayed to the same process")
+
+	restarted := &fakeRunner{}
+	h2 := &Handler{Runner: restarted}
+	for _, p := range captured {
+		h2.Handle(p)
+	}
+	assert.Empty(t, restarted.started, "replayed to the restarted leader")
+}
+
+// RunJob asks for a new ticket once when the leader does not know the
+// first (leadership changed between the two requests): nothing ran, so
+// asking again cannot run the job twice.
+func TestRunJobAsksAgainForAnUnknownTicket(t *testing.T) {
+	f := &fakeRunner{}
+	old, cur := &Handler{Runner: &fakeRunner{}}, &Handler{Runner: f}
+	calls := 0
+	send := func(_ context.Context, p []byte) ([]byte, error) {
+		calls++
+		if calls == 1 {
+			return old.Handle(p), nil // the ticket of the leader deposed next
+		}
+		return cur.Handle(p), nil
+	}
+	a, err := RunJob(context.Background(), send, "job")
+	require.NoError(t, err)
+	assert.Equal(t, Started, a.Code)
+	assert.Equal(t, 4, calls)
+	assert.Len(t, f.started, 1)
+
+	// Two leaders that never know the ticket: RunJob gives up, nothing ran.
+	calls = 0
+	stale := func(_ context.Context, p []byte) ([]byte, error) {
+		calls++
+		if r, _ := DecodeRequest(p); r.Op == OpTicket {
+			return (&Handler{}).Handle(p), nil
+		}
+		return cur.Handle(p), nil
+	}
+	a, err = RunJob(context.Background(), stale, "job")
+	require.NoError(t, err)
 	assert.Equal(t, Stale, a.Code)
+	assert.Equal(t, 4, calls)
+	assert.Len(t, f.started, 1)
+
+	// No answer to the ticket request: nothing ran, and the error says so.
+	_, err = RunJob(context.Background(), func(context.Context, []byte) ([]byte, error) {
+		return nil, context.DeadlineExceeded
+	}, "job")
+	assert.ErrorIs(t, err, ErrNothingRan)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestHandlerAnswers(t *testing.T) {
-	now := time.Now()
 	f := &fakeRunner{runs: map[string]jobs.RunRecord{
 		"run": {RunID: "run", Outcome: jobs.OutcomeRunning},
 		"end": {RunID: "end", Outcome: jobs.OutcomeFailed, ExitCode: 3, Error: "exit status 3"},
 	}}
-	h := &Handler{Runner: f, Started: now.Add(-time.Hour)}
-	a, _ := DecodeAnswer(h.Handle(req(t, OpStatus, now, "run")))
+	h := &Handler{Runner: f}
+	a, _ := DecodeAnswer(h.Handle(req(t, Request{Op: OpStatus, Name: "run"})))
 	assert.Equal(t, Running, a.Code)
-	a, _ = DecodeAnswer(h.Handle(req(t, OpStatus, now.Add(-time.Hour), "end")))
+	a, _ = DecodeAnswer(h.Handle(req(t, Request{Op: OpStatus, Name: "end"})))
 	assert.Equal(t, Answer{Code: Finished, RunID: "end", Outcome: jobs.OutcomeFailed, ExitCode: 3, Message: "exit status 3"}, a,
-		"status needs no freshness: it runs nothing")
-	a, _ = DecodeAnswer(h.Handle(req(t, OpStatus, now, "gone")))
+		"status needs no ticket: it runs nothing")
+	a, _ = DecodeAnswer(h.Handle(req(t, Request{Op: OpStatus, Name: "gone"})))
 	assert.Equal(t, UnknownRun, a.Code)
 	for err, want := range map[error]Code{jobs.ErrUnknownJob: UnknownJob, jobs.ErrOverlap: Busy, jobs.ErrNotLeading: NotLeading} {
 		f.err = err
-		a, _ = DecodeAnswer(h.Handle(req(t, OpRun, now, "j")))
-		assert.Equal(t, want, a.Code, err.Error())
+		assert.Equal(t, want, run(t, h, ticket(t, h, "j"), "j"), err.Error())
 	}
-	for _, bad := range [][]byte{nil, {9}, {1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'x'}, append(req(t, OpRun, now, "j"), 1)} {
+	v1 := []byte{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'j'}
+	a, _ = DecodeAnswer(h.Handle(v1))
+	assert.Equal(t, BadRequest, a.Code)
+	assert.Contains(t, a.Message, "older than this leader", "a version 1 request (the client's clock) is refused, saying why")
+	for _, bad := range [][]byte{nil, {9}, {2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'x'}, append(req(t, Request{Op: OpRun, Name: "j"}), 1)} {
 		a, _ = DecodeAnswer(h.Handle(bad))
 		assert.Equal(t, BadRequest, a.Code, "%v", bad)
 	}
 }
 
 func TestCodecRoundTrip(t *testing.T) {
-	a := Answer{Code: Finished, RunID: "0123456789abcdef", Outcome: jobs.OutcomeOK, ExitCode: -1, Message: "m"}
-	got, err := DecodeAnswer(a.Encode())
+	for _, a := range []Answer{
+		{Code: Finished, RunID: "0123456789abcdef", Outcome: jobs.OutcomeOK, ExitCode: -1, Message: "m"},
+		{Code: Ticket, Ticket: 0xfedcba9876543210},
+		{Code: Ticket, Ticket: 1},
+	} {
+		got, err := DecodeAnswer(a.Encode())
+		require.NoError(t, err)
+		assert.Equal(t, a, got)
+	}
+	r := Request{Op: OpRun, Ticket: 0x0102030405060708, Name: "backup"}
+	got, err := DecodeRequest(req(t, r))
 	require.NoError(t, err)
-	assert.Equal(t, a, got)
+	assert.Equal(t, r, got)
 	long := Answer{Code: NotLeading, Message: string(make([]byte, 500))}
 	assert.LessOrEqual(t, len(long.Encode()), 6+maxName+maxMessage+1)
 	_, err = Request{Op: OpRun, Name: ""}.Encode()
 	assert.Error(t, err)
 	_, err = Request{Op: OpRun, Name: string(make([]byte, maxName+1))}.Encode()
 	assert.Error(t, err)
-	for _, b := range [][]byte{nil, {1}, {1, 1, 0, 0, 0, 0, 0, 0, 0}, {2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}} {
+	for _, b := range [][]byte{nil, {1}, {1, 1, 0, 0, 0, 0, 0, 0, 0}, {2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+		(&Answer{Code: Finished, RunID: "x"}).Encode()[:0], append([]byte{1, byte(Ticket), 0, 0, 0, 3}, "abc\x00"...)} {
 		_, err := DecodeAnswer(b)
-		assert.Error(t, err)
+		assert.Error(t, err, "%v", b)
 	}
 }
