@@ -153,8 +153,13 @@ func (n *Node) stepLeaderMsg(now time.Time, m *Message) {
 		}
 		n.follow(now, m)
 	default:
-		if n.fstate == following && m.From == n.leader.ID && m.Term == n.leader.Term {
-			n.follow(now, m) // refresh
+		ours := n.fstate == following && m.From == n.leader.ID
+		if ours && (m.Term == n.leader.Term || m.Term > n.leader.Term && !stale) {
+			// Our leader (refresh), or our leader under a term it won by a
+			// claim we missed: a new leadership of the node we hear just
+			// now, which needs no evidence (we would have yielded to the
+			// claim too).
+			n.follow(now, m)
 			n.presence(now, m)
 		} else if n.fstate == following && !better(m.Term, m.Priority, m.From, n.leader.Term, n.leaderPrio, n.leader.ID) {
 			n.stats.StaleLeaderIgnored++
