@@ -26,9 +26,10 @@ type commitWait struct {
 // has been handed to the transport; in quorum mode, until a majority (this
 // node included) has acknowledged a heartbeat carrying it, about one round
 // trip, so any leader elected after this one hears it in a vote. It returns
-// ErrNotCommitted (wrapped) if this node does not lead, stops leading, or
-// no majority acknowledges within the promise period (PromiseMisses ×
-// Interval), and ctx.Err() if ctx ends first. The job runner calls it,
+// ErrNotCommitted (wrapped) if this node does not lead, stops leading, may
+// not act as leader when the acknowledgements are in (its lease ended: it
+// stalled), or no majority acknowledges within the promise period
+// (PromiseMisses × Interval), and ctx.Err() if ctx ends first. The job runner calls it,
 // through its StartGate, after recording a run and before starting it.
 func (e *Elector) Commit(ctx context.Context) error {
 	wait := e.cfg.Protocol.Timings().Promise
@@ -48,8 +49,10 @@ func (e *Elector) Commit(ctx context.Context) error {
 	}
 }
 
-// settleCommits answers the waiting Commit calls whose payload version is
-// committed, whose deadline passed, or whose leadership ended. Run loop
+// settleCommits answers the waiting Commit calls whose leadership ended,
+// whose deadline passed, or whose payload version is committed, in that
+// order: a leader that stalled past the deadline and handles a queued ACK
+// before its timer's Tick fails the call, whatever the ACK says. Run loop
 // only, after flush.
 func (e *Elector) settleCommits(now time.Time) {
 	if len(e.waiting) == 0 {
@@ -60,12 +63,12 @@ func (e *Elector) settleCommits(now time.Time) {
 	keep := e.waiting[:0]
 	for _, w := range e.waiting {
 		switch {
-		case e.node.Committed(w.ver):
-			w.done <- nil
 		case e.node.Status().Role != election.Leader:
 			w.done <- fmt.Errorf("%w: not leading", ErrNotCommitted)
 		case !now.Before(w.deadline):
 			w.done <- fmt.Errorf("%w: no majority acknowledged it in time", ErrNotCommitted)
+		case e.node.Committed(now, w.ver):
+			w.done <- nil
 		default:
 			keep = append(keep, w)
 		}

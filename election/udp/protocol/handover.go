@@ -128,13 +128,17 @@ func (n *Node) GatherWindow() time.Duration { return n.t.Gather }
 func (n *Node) PayloadVersion() uint64 { return n.payloadVer }
 
 // Committed reports whether payload version ver is held by the cluster as
-// far as this leader can make it: without quorum, once a heartbeat carrying
-// it (or a later version) has been sent; in quorum mode, once a majority,
-// this node included, acknowledged such heartbeats of this leadership. A
-// new leader elected by a majority hears the payload in one of the votes.
-// It is false whenever this node does not lead.
-func (n *Node) Committed(ver uint64) bool {
-	if n.role != election.Leader || n.quiet || ver > n.sentVer {
+// far as this leader can make it, and this node may act on it at now:
+// without quorum, once a heartbeat carrying it (or a later version) has
+// been sent; in quorum mode, once a majority, this node included,
+// acknowledged such heartbeats of this leadership. A new leader elected by
+// a majority hears the payload in one of the votes. It is the gate a job
+// run passes before it starts, so it is false whenever CanActAsLeader(now)
+// is: a leader that stalled past its lease and handles a queued ACK before
+// its next Tick still leads, and the ACK still counts, but nothing may
+// start on a lease that ended.
+func (n *Node) Committed(now time.Time, ver uint64) bool {
+	if ver > n.sentVer || !n.CanActAsLeader(now) {
 		return false
 	}
 	return n.q.committed(ver)

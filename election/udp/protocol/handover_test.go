@@ -118,11 +118,11 @@ func TestCommittedVersions(t *testing.T) {
 	l, now := alone(t, "l", 100, 1)
 	l.SetPayload([]byte("v1"))
 	v := l.PayloadVersion()
-	assert.False(t, l.Committed(v), "not sent yet")
+	assert.False(t, l.Committed(t0, v), "not sent yet")
 	l.Publish(now, []byte("v1"))
 	assert.Equal(t, v, l.PayloadVersion(), "same bytes, same version")
 	l.Publish(now, []byte("v2"))
-	assert.True(t, l.Committed(l.PayloadVersion()), "no quorum: sent is committed")
+	assert.True(t, l.Committed(t0, l.PayloadVersion()), "no quorum: sent is committed")
 
 	a := quorumNode(t, "a", 3, 1)
 	b := quorumNode(t, "b", 3, 2)
@@ -142,20 +142,20 @@ func TestCommittedVersions(t *testing.T) {
 	ver := a.PayloadVersion()
 	hb := a.Ready()
 	require.Equal(t, Heartbeat, hb[0].Msg.Type)
-	assert.False(t, a.Committed(ver), "sent, not acked")
+	assert.False(t, a.Committed(t0, ver), "sent, not acked")
 	ack := func(m Message, seq uint64) Message {
 		var p [8]byte
 		binary.BigEndian.PutUint64(p[:], m.Seq)
 		return Message{Type: Ack, Cluster: "test", From: "b", Incarnation: b.cfg.Incarnation, Seq: seq, Term: m.Term, Leader: "a", Payload: p[:]}
 	}
 	a.Step(at, ack(first[0].Msg, 1000))
-	assert.False(t, a.Committed(ver), "an ack of an older heartbeat does not commit the new version")
+	assert.False(t, a.Committed(t0, ver), "an ack of an older heartbeat does not commit the new version")
 	a.Step(at, ack(hb[0].Msg, 1001))
-	assert.True(t, a.Committed(ver), "2 of 3 hold it")
+	assert.True(t, a.Committed(t0, ver), "2 of 3 hold it")
 	a.Publish(at, []byte("run Y"))
-	assert.False(t, a.Committed(a.PayloadVersion()))
-	assert.True(t, a.Committed(ver), "an older version stays committed")
-	assert.False(t, b.Committed(ver), "a follower commits nothing")
+	assert.False(t, a.Committed(t0, a.PayloadVersion()))
+	assert.True(t, a.Committed(t0, ver), "an older version stays committed")
+	assert.False(t, b.Committed(t0, ver), "a follower commits nothing")
 }
 
 // A node resumed from its Durable state claims above the persisted round,

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -93,4 +94,52 @@ func TestLostClaimIsRetransmitted(t *testing.T) {
 	a.Step(a.now, votes[0].Msg)
 	a.Tick(a.NextTick())
 	assert.Equal(t, election.Leader, a.Status().Role, "the resent claim won the vote")
+}
+
+// ackOf is b's ACK of heartbeat hb, sent as b's message number seq.
+func ackOf(hb Message, from string, seq uint64) Message {
+	var p [8]byte
+	binary.BigEndian.PutUint64(p[:], hb.Seq)
+	return Message{Type: Ack, Cluster: "test", From: from, Incarnation: 1, Seq: seq, Term: hb.Term, Leader: hb.Leader, Payload: p[:]}
+}
+
+// TestCommittedOnlyWhileTheLeaseHolds: the gate that lets a job start
+// (Committed) opens only while the lease holds, asked at the moment it
+// opens — also between ticks, when the leader has not stepped down yet.
+func TestCommittedOnlyWhileTheLeaseHolds(t *testing.T) {
+	a, _ := quorumLeader(t, 10) // lease 1.6 s: longer than the pause rule's reach
+	at := a.now
+	a.Publish(at, []byte("run I"))
+	ver := a.PayloadVersion()
+	hb := sentOf(a, Heartbeat)
+	require.Len(t, hb, 1)
+	a.Step(at.Add(time.Millisecond), ackOf(hb[0].Msg, "b", 100))
+	assert.True(t, a.Committed(at.Add(time.Millisecond), ver), "2 of 3 hold it, the lease holds")
+	end := at.Add(a.t.Lease)
+	for next := a.NextTick(); next.Before(end); next = a.NextTick() {
+		a.Tick(next) // heartbeats nobody acks
+		a.Ready()
+	}
+	require.Equal(t, election.Leader, a.Status().Role, "no tick at the lease's end yet")
+	assert.True(t, a.Committed(end.Add(-time.Millisecond), ver))
+	assert.False(t, a.Committed(end, ver), "the lease ran out: a job must not start on it")
+}
+
+// TestStalledLeaderCommitsNothingOnAQueuedAck is issue 22's hole 1 in the
+// core: a leader publishes an instant and stalls past its lease; woken, it
+// handles the ACK that waited in its socket buffer before its timer's
+// Tick. The ACK is of the heartbeat that carried the instant, so a
+// majority holds it — but the lease ended long ago, a successor may lead,
+// and the gate must stay shut.
+func TestStalledLeaderCommitsNothingOnAQueuedAck(t *testing.T) {
+	a, _ := quorumLeader(t, 3)
+	at := a.now
+	a.Publish(at, []byte("run I"))
+	ver := a.PayloadVersion()
+	hb := sentOf(a, Heartbeat)
+	require.Len(t, hb, 1)
+	woke := at.Add(a.t.Promise + a.t.Gather) // a successor was elected and gathered meanwhile
+	a.Step(woke, ackOf(hb[0].Msg, "b", 100))
+	require.Equal(t, election.Leader, a.Status().Role, "no tick yet: it still thinks it leads")
+	assert.False(t, a.Committed(woke, ver), "the stalled leader's gate opens on an ACK its lease no longer covers")
 }

@@ -200,7 +200,7 @@ func (m *jobModel) fire(s *Sim, sn *simNode, jn *jobNode, k int64) {
 func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode) {
 	keep := jn.pending[:0]
 	for _, p := range jn.pending {
-		if !sn.n.Committed(p.ver) {
+		if !sn.n.Committed(s.nodeNow(sn), p.ver) {
 			keep = append(keep, p)
 			continue
 		}
