@@ -136,7 +136,8 @@ type Runner struct {
 	own        map[uint64]LedgerEntry
 	// peer merges every ledger adopted from leaders: per job the newest
 	// (instant, then term) entry. unknown marks jobs a truncated ledger left
-	// out: what its leader did with them is not known.
+	// out: what its leader did with them is not known (their peer entry
+	// stays: absence is no news).
 	peer    map[uint64]LedgerEntry
 	unknown map[uint64]bool
 	// holds are the runs other nodes said they still run, by ledger id

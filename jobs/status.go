@@ -90,8 +90,10 @@ func (r *Runner) StateLedger() []byte {
 // same instant and term the run's end over running, and an outcome heard
 // over interrupted: a stale relay never takes a run back). Merging
 // rather than replacing keeps what two leaders of a split did. A job missing
-// from a truncated ledger becomes unknown until a later ledger names it. It
-// is used when this node next becomes leader. A malformed ledger is
+// from a truncated ledger becomes unknown until a later ledger names it: a
+// takeover starts it cold, but what this node heard of it before is kept,
+// so no instant it names starts again. It is used when this node next
+// becomes leader. A malformed ledger is
 // rejected with an error and changes nothing.
 func (r *Runner) AdoptLedger(b []byte) error {
 	l, err := DecodeLedger(b)
@@ -116,10 +118,12 @@ func (r *Runner) adoptLocked(l Ledger) {
 		}
 	}
 	if l.Truncated {
+		// Left out to fit: what its sender knows of these jobs is unknown.
+		// What this node heard before stays: it is still true, and fire
+		// must never start again an instant it names.
 		for _, j := range r.jobs {
 			if !named[j.id] {
 				r.unknown[j.id] = true
-				delete(r.peer, j.id)
 			}
 		}
 	}

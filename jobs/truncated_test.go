@@ -1,0 +1,43 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// b leads m (every minute). At 00:00:59.5 the ledger of a, deposed but
+// with a clock half a second ahead, says it started 00:01 (term 1); then a
+// stale follower's truncated LEDGER arrives that leaves m out. Absence from
+// a truncated ledger says nothing: b must still know 00:01 started and not
+// start it again.
+func TestTruncatedLedgerDoesNotEraseAStartedInstant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		f := &fakeExec{}
+		logs := &logSink{}
+		b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{everyMinute("m"), everyMinute("other")},
+			Logger: slog.New(logs)}, f)
+		newFakeElector(ctx, "b", b.Callbacks()).lead(2)
+		time.Sleep(59*time.Second + 500*time.Millisecond)
+		require.NoError(t, b.AdoptLedgerFrom("a", false, ledgerOf("m", minute(1), OutcomeRunning, 1)))
+		stale := Ledger{Entries: []LedgerEntry{{JobID: JobIDOf("other"), Instant: minute(0), Outcome: OutcomeOK, Term: 1}}, Truncated: true}
+		require.NoError(t, b.AdoptLedgerFrom("c", false, stale.Encode()))
+		time.Sleep(time.Second)
+		synctest.Wait()
+
+		assert.Empty(t, f.scheduled("m"), "00:01 started on a: not again")
+		assert.Equal(t, uint64(1), b.Snapshot()[0].Skipped.AlreadyStarted)
+		assert.Len(t, logs.find("jobs: not starting: this or a later instant already started"), 1)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Equal(t, []string{"2000-01-01T00:02:00Z"}, f.scheduled("m"), "the schedule goes on")
+		cancel()
+		require.NoError(t, b.Wait(context.Background()))
+	})
+}
