@@ -236,8 +236,8 @@ func (r *Runner) runEnv(spec *Spec, rec *RunRecord) []string {
 	)
 }
 
-// finish records the end of a run: ledger (if this is still the job's
-// latest instant), last run, counters, callback.
+// finish records the end of a run: ledger (if its entry still names this
+// run), last run, counters, callback.
 func (r *Runner) finish(j *job, rec RunRecord) {
 	attrs := []any{"job", rec.Job, "run_id", rec.RunID, "outcome", rec.Outcome.String(),
 		"exit_code", rec.ExitCode, "attempts", rec.Attempt, "duration", rec.Duration,
@@ -266,7 +266,10 @@ func (r *Runner) finish(j *job, rec RunRecord) {
 	if rec.Manual {
 		id = ManualJobIDOf(j.spec.Name)
 	}
-	if e, ok := r.own[id]; ok && e.Instant.Equal(rec.ScheduledAt) && (!rec.Manual || e.Term == rec.Term) {
+	// The ledger names one run per id, the newest: with overlap: allow an
+	// older run (or a run of the same instant under an older term) ends
+	// while a newer one goes on, and must not overwrite its entry.
+	if e, ok := r.own[id]; ok && oneRun(e, LedgerEntry{Instant: rec.ScheduledAt, Term: rec.Term}) {
 		e.Outcome = rec.Outcome
 		r.own[id] = e
 		r.ledgerChanged()
