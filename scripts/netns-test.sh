@@ -8,6 +8,7 @@
 #   sudo scripts/netns-test.sh                 # full scenario suite (~45 s)
 #   sudo scripts/netns-test.sh --quick         # start-up, kill, restart, term
 #   sudo scripts/netns-test.sh --bench --rounds 10
+#   sudo scripts/netns-test.sh --nemesis 2m --quorum   # random faults, a seed
 #
 # Run with --help for every option. Needs root, iproute2, nftables (the kernel
 # here has no sch_netem, so faults are nftables rules on the bridge), python3
@@ -61,6 +62,19 @@ options:
   --out FILE           benchmark JSON summary (default ./netns-bench.json)
   --keep               keep the log directory even when everything passed
   --max-seconds S      watchdog: abort the whole run after S s (default 900)
+  --nemesis DURATION   random faults from a seed for DURATION (2m, 60m)
+                       instead of the suite: kills and restarts (with and
+                       without the state dir), pauses of the leader, symmetric
+                       and one-way partitions, loss bursts, reloads at
+                       instants, rolling timing changes; then a checker over
+                       the nodes' job logs, logs and state files (instants
+                       started twice or neither run nor logged skipped, an
+                       old term acting after a newer one, runs of one job
+                       overlapping on two nodes); see scripts/netns/nemesis.sh
+  --seed N             the nemesis's seed (default: drawn and printed)
+  --quorum             the nemesis runs in quorum mode (cluster_size = nodes)
+                       and fails on any finding; without it the findings
+                       are counted (both sides of a partition run jobs)
   --selftest           build the topology, check broadcast and the nftables
                        faults with probe packets, tear down; no daemon needed
   -h, --help           this help
@@ -93,6 +107,10 @@ MISSES=3
 LOSS_SECONDS=20
 SCENARIOS_DEFAULT=startup,kill,restart,term,pause,partition,oneway
 SCENARIOS=${NETNS_SCENARIOS:-}
+NEMESIS_DURATION=""
+NEMESIS_SEED=""
+NEMESIS_QUORUM=""
+MAX_SECONDS_SET=0
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -111,7 +129,10 @@ while [ $# -gt 0 ]; do
 	--idle-windows) BENCH_IDLE_WINDOWS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
-	--max-seconds) MAX_SECONDS=$2; shift 2 ;;
+	--max-seconds) MAX_SECONDS=$2; MAX_SECONDS_SET=1; shift 2 ;;
+	--nemesis) MODE=nemesis; NEMESIS_DURATION=$2; shift 2 ;;
+	--seed) NEMESIS_SEED=$2; shift 2 ;;
+	--quorum) NEMESIS_QUORUM=1; shift ;;
 	--selftest) MODE=selftest; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "netns-test: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -120,6 +141,20 @@ done
 [ -n "$NODES" ] || { [ "$MODE" = bench ] && NODES=3 || NODES=5; }
 [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 3 && NODES <= 50)) || { echo "netns-test: --nodes must be 3..50, got '$NODES'" >&2; exit 2; }
 [[ $ROUNDS =~ ^[0-9]+$ ]] || { echo "netns-test: --rounds must be a whole number, got '$ROUNDS'" >&2; exit 2; }
+if [ "$MODE" = nemesis ]; then
+	[[ $NEMESIS_DURATION =~ ^[0-9]+[smh]$ ]] || { echo "netns-test: --nemesis takes a duration like 90s, 2m or 1h, got '$NEMESIS_DURATION'" >&2; exit 2; }
+	[ -n "$NEMESIS_SEED" ] || NEMESIS_SEED=$(((RANDOM << 15) | RANDOM))
+	[[ $NEMESIS_SEED =~ ^[0-9]+$ ]] || { echo "netns-test: --seed must be a whole number, got '$NEMESIS_SEED'" >&2; exit 2; }
+	# The watchdog leaves the checker and a slow recovery 10 minutes.
+	case $NEMESIS_DURATION in
+	*s) n=${NEMESIS_DURATION%s} ;; *m) n=$((${NEMESIS_DURATION%m} * 60)) ;; *h) n=$((${NEMESIS_DURATION%h} * 3600)) ;;
+	esac
+	NEMESIS_DURATION="${n}s"
+	[ "$MAX_SECONDS_SET" = 1 ] || MAX_SECONDS=$((n + 600))
+elif [ -n "$NEMESIS_SEED$NEMESIS_QUORUM" ]; then
+	echo "netns-test: --seed and --quorum go with --nemesis" >&2
+	exit 2
+fi
 
 # dur_ms 200ms|1s|1.5s → milliseconds
 dur_ms() {
@@ -1107,6 +1142,8 @@ else
 	selftest_network
 	if [ "$MODE" = bench ]; then
 		run_bench
+	elif [ "$MODE" = nemesis ]; then
+		run_nemesis
 	else
 		KILLED=""
 		IFS=, read -r -a wanted <<<"$SCENARIOS"
