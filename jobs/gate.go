@@ -30,3 +30,10 @@ type StartGateFunc func(ctx context.Context, job string, e LedgerEntry) error
 func (f StartGateFunc) Commit(ctx context.Context, job string, e LedgerEntry) error {
 	return f(ctx, job, e)
 }
+
+// mayAct is the guard, RunnerConfig.CanRun: whether this node may act as
+// leader now. A run asks it as its instant fires (or its request comes),
+// and again right before each attempt execs, after the gate: a leader that
+// stalled in between must not start anything on a lease that ended. Call
+// it without r.mu: the elector takes its own lock.
+func (r *Runner) mayAct() bool { return r.cfg.CanRun == nil || r.cfg.CanRun() }

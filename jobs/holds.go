@@ -195,7 +195,7 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 	// that came as this node stopped leading can be the holder's own
 	// heartbeat as the new leader: its runs are then its own business, not
 	// ended, and the next takeover decides about them.
-	leading := r.cfg.CanRun == nil || r.cfg.CanRun()
+	leading := r.mayAct()
 	now := time.Now()
 	r.mu.Lock()
 	if r.closed || ctx.Err() != nil {

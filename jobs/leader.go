@@ -478,7 +478,7 @@ func (r *Runner) count(j *job, f func(*Counters)) {
 func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, instant time.Time, rerun bool) {
 	instant = instant.UTC() // one spelling of the key in ledger, logs and LANLEADER_SCHEDULED_AT
 	log := r.log.With("job", spec.Name, "scheduled_at", instant, "term", term)
-	if r.cfg.CanRun != nil && !r.cfg.CanRun() {
+	if !r.mayAct() {
 		r.count(j, func(c *Counters) { c.Refused++ })
 		log.Warn("jobs: not starting: this node cannot currently act as leader")
 		return

@@ -122,15 +122,22 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		}
 	}
 	for attempt := 1; attempt <= spec.Retries+1; attempt++ {
-		if attempt > 1 {
-			if !r.retryWait(retryCtx, spec.RetryDelay) {
-				log.Info("jobs: no retry: leadership ended or lanleader is stopping", "attempt", attempt-1)
-				return
-			}
-			if r.cfg.CanRun != nil && !r.cfg.CanRun() {
+		if attempt > 1 && !r.retryWait(retryCtx, spec.RetryDelay) {
+			log.Info("jobs: no retry: leadership ended or lanleader is stopping", "attempt", attempt-1)
+			return
+		}
+		// The guard again, right before the exec: the gate's round trip
+		// and a retry's delay are where a stalled leader wakes up past
+		// its lease, with the gate's yes in hand.
+		if !r.mayAct() {
+			if attempt > 1 {
 				log.Warn("jobs: no retry: this node cannot currently act as leader", "attempt", attempt-1)
 				return
 			}
+			r.count(j, func(c *Counters) { c.Refused++ })
+			rec.Outcome, rec.Error = OutcomeCancelled, "not started: this node cannot currently act as leader"
+			log.Warn("jobs: not starting: this node cannot currently act as leader", "scheduled_at", rec.ScheduledAt, "term", term)
+			return
 		}
 		if attempt > 1 {
 			log.Warn("jobs: attempt failed; retrying", "attempt", attempt-1, "of", spec.Retries+1,

@@ -26,10 +26,12 @@ type RunnerConfig struct {
 	// KillGrace is the default time between SIGTERM and SIGKILL for jobs
 	// without kill_grace. Zero means DefaultKillGrace.
 	KillGrace time.Duration
-	// CanRun is asked right before every start (and retry). If it returns
-	// false the start is skipped, logged and counted. The UDP elector's
-	// CanActAsLeader goes here: a leader that was paused or has no fresh
-	// evidence of its standing must not start anything. Nil means always.
+	// CanRun is asked as every run is decided (an instant fires, a manual
+	// request comes) and again right before every attempt execs, after
+	// the Gate. If it returns false the run is not started (logged,
+	// counted Refused, recorded cancelled) or not retried. The UDP
+	// elector's CanActAsLeader goes here: a leader that was paused, or
+	// whose lease ended, must not start anything. Nil means always.
 	CanRun func() bool
 	// OnRunFinished is called once per run (after its last attempt), for
 	// metrics. It must return promptly. Nil means none.

@@ -26,7 +26,7 @@ var (
 // CanRun guard applies as to any start.
 func (r *Runner) Trigger(name string) (RunRecord, error) {
 	// CanRun before r.mu, as fire does: the elector takes its own lock.
-	if r.cfg.CanRun != nil && !r.cfg.CanRun() {
+	if !r.mayAct() {
 		return RunRecord{}, ErrNotLeading
 	}
 	r.mu.Lock()
