@@ -2,8 +2,11 @@ package udptest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/lanleader/lanleader/election/udp/protocol"
 )
 
 // Cut drops everything sent from → to (a one-way partition).
@@ -78,7 +81,7 @@ func (s *Sim) Crash(id string) {
 	if !sn.up {
 		return
 	}
-	sn.up, sn.paused, sn.buffered = false, false, nil
+	sn.up, sn.paused, sn.buffered, sn.waking = false, false, nil, nil
 	sn.gen++
 	s.logf("%s crash", id)
 	s.inv.crashed(s, sn)
@@ -117,12 +120,25 @@ func (s *Sim) Pause(id string) {
 		return
 	}
 	sn.paused = true
+	// Deliveries it had not handled since it last woke go back in its
+	// buffer; the tick comes at the next Resume.
+	for _, w := range sn.waking {
+		if !w.tick {
+			sn.buffered = append(sn.buffered, w.msg)
+		}
+	}
+	sn.waking = nil
 	s.logf("%s pause", id)
 	s.checkKnown()
 }
 
-// Resume thaws id: the overdue tick and the buffered deliveries run now,
-// in a seeded order (a real process may see either first).
+// Resume thaws id. What waited — the deliveries in its socket buffer and
+// its overdue tick — is handled one event each (the job model and the
+// invariants run between them), in the order they queued, with the tick
+// drawn at any place among them: a real process's packet goroutine may
+// read any number of queued packets before its timer goroutine ticks. The
+// first is handled now; deliveries that arrive meanwhile queue behind the
+// rest.
 func (s *Sim) Resume(id string) {
 	sn := s.mustNode(id)
 	if !sn.up || !sn.paused {
@@ -130,23 +146,48 @@ func (s *Sim) Resume(id string) {
 	}
 	sn.paused, sn.asleep = false, false
 	s.logf("%s resume (%d buffered)", id, len(sn.buffered))
-	buf := sn.buffered
+	steps := make([]wakeStep, 0, len(sn.buffered)+1)
+	for _, m := range sn.buffered {
+		steps = append(steps, wakeStep{msg: m})
+	}
 	sn.buffered = nil
-	tickFirst := s.rng.IntN(2) == 0
-	if tickFirst {
+	sn.waking = slices.Insert(steps, s.rng.IntN(len(steps)+1), wakeStep{tick: true})
+	sn.wakes++
+	s.wake(sn)
+}
+
+// stalled reports whether sn is paused, or resumed but still reading what
+// queued while it was.
+func (sn *simNode) stalled() bool { return sn.paused || len(sn.waking) > 0 }
+
+// wakeStep is one thing a node resumed from a pause still has to handle:
+// a queued delivery, or (tick) its overdue tick.
+type wakeStep struct {
+	tick bool
+	msg  protocol.Message
+}
+
+// wake handles sn's next wake step and schedules the one after (evWake).
+func (s *Sim) wake(sn *simNode) {
+	w := sn.waking[0]
+	sn.waking = sn.waking[1:]
+	if w.tick {
 		sn.n.Tick(s.nodeNow(sn))
-		s.after(sn)
-	}
-	for _, m := range buf {
-		if !sn.up || sn.paused {
-			return
+	} else {
+		s.Counters.Delivered++
+		if s.opts.Trace {
+			s.logf("%s recv %s from=%s term=%x seq=%d (queued)", sn.id, w.msg.Type, w.msg.From, w.msg.Term, w.msg.Seq)
 		}
-		sn.n.Step(s.nodeNow(sn), m)
-		s.after(sn)
+		sn.n.Step(s.nodeNow(sn), w.msg)
 	}
-	if !tickFirst {
-		sn.n.Tick(s.nodeNow(sn))
-		s.after(sn)
+	if len(sn.waking) == 0 {
+		// Ticks that fell due while it woke were skipped: schedule the
+		// next one whatever it is.
+		sn.tickAt = time.Time{}
+	}
+	s.after(sn)
+	if len(sn.waking) > 0 {
+		s.push(&event{at: s.now, kind: evWake, node: sn.id, gen: sn.wakes})
 	}
 }
 

@@ -164,9 +164,15 @@ func (s *Sim) Converged() error {
 }
 
 // checkExclusion enforces mutual exclusion of CanActAsLeader in clean runs.
+// Without quorum a paused node does not count, nor one resumed that has
+// not yet read what queued during its stall: a stall shorter than
+// PauseThreshold goes unnoticed, and a claim it could not answer meanwhile
+// is as good as lost (docs/protocol.md, "What is NOT guaranteed"); the
+// successor's heartbeat is behind the claim in its queue.
 //
 // In quorum mode it is checked always — loss, partitions, restarts and
-// pauses included, paused nodes too: that is what quorum mode promises.
+// pauses included, paused and waking nodes too: that is what quorum mode
+// promises.
 func (s *Sim) checkExclusion() {
 	quorum := s.opts.Base.ClusterSize > 0
 	if s.inv.dirty && !quorum {
@@ -175,7 +181,7 @@ func (s *Sim) checkExclusion() {
 	acting := ""
 	for _, id := range s.ids {
 		sn := s.nodes[id]
-		if !sn.up || (sn.paused && !quorum) || !sn.n.CanActAsLeader(s.nodeNow(sn)) {
+		if !sn.up || (sn.stalled() && !quorum) || !sn.n.CanActAsLeader(s.nodeNow(sn)) {
 			continue
 		}
 		s.checkDeaf(sn, false)

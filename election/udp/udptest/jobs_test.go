@@ -108,8 +108,7 @@ func TestJobsNoQuorumCleanFaults(t *testing.T) {
 		}
 		s.Run(3 * time.Second)
 		require.NoError(t, s.Err, "seed %d: replay with -sim.seed=%d -sim.trace", seed, seed)
-		st := s.JobStats()
-		total.Starts, total.Duplicates, total.Failovers = total.Starts+st.Starts, total.Duplicates+st.Duplicates, total.Failovers+st.Failovers
+		total.add(s.JobStats())
 	}
 	t.Logf("%v", total)
 	assert.Positive(t, total.Failovers)

@@ -14,6 +14,8 @@ const (
 	evTick
 	evFunc
 	evProbe
+	// evWake is a resumed node's next wake step (Sim.Resume).
+	evWake
 )
 
 // event is one scheduled thing. Events at the same instant run in the order

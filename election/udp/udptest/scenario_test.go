@@ -229,8 +229,7 @@ func runScenarios(t *testing.T, count int, quorum bool) {
 		if *flagTrace && *flagSeed != 0 {
 			t.Log("\n" + s.Trace())
 		}
-		st := s.JobStats()
-		js.Starts, js.Duplicates, js.Failovers = js.Starts+st.Starts, js.Duplicates+st.Duplicates, js.Failovers+st.Failovers
+		js.add(s.JobStats())
 		if err == nil {
 			continue
 		}

@@ -91,8 +91,12 @@ type simNode struct {
 	up     bool
 	paused bool
 	// buffered holds deliveries that arrived while paused (the socket
-	// buffer), handed over on Resume.
+	// buffer), handed over on Resume; waking, what a resumed node still
+	// has to handle, one evWake of generation wakes (a count of Resumes)
+	// each.
 	buffered []protocol.Message
+	waking   []wakeStep
+	wakes    uint64
 	gen      uint64
 	// echo: the node's config has SelfEcho, so its broadcasts loop back.
 	echo   bool
@@ -266,7 +270,7 @@ func (s *Sim) boot(sn *simNode) {
 	if err != nil {
 		panic(fmt.Sprintf("udptest: node %s: %v", sn.id, err))
 	}
-	sn.n, sn.up, sn.paused, sn.buffered, sn.asleep = n, true, false, nil, false
+	sn.n, sn.up, sn.paused, sn.buffered, sn.waking, sn.asleep = n, true, false, nil, nil, false
 	s.bootState(sn)
 	sn.hostDown, sn.probe = false, probeState{gen: sn.probe.gen + 1}
 	sn.lastRole, sn.lastTerm, sn.maxTerm = election.Follower, 0, 0
@@ -398,11 +402,16 @@ func (s *Sim) handle(e *event) {
 		if !sn.up || e.gen != sn.gen {
 			return
 		}
-		if sn.paused {
+		if sn.paused || len(sn.waking) > 0 {
 			return // Resume ticks it
 		}
 		sn.n.Tick(s.nodeNow(sn))
 		s.after(sn)
+	case evWake:
+		sn := s.nodes[e.node]
+		if sn.up && e.gen == sn.wakes && len(sn.waking) > 0 {
+			s.wake(sn)
+		}
 	case evProbe:
 		s.handleProbe(e)
 	case evDeliver:
@@ -421,6 +430,10 @@ func (s *Sim) handle(e *event) {
 		}
 		if sn.paused {
 			sn.buffered = append(sn.buffered, e.msg)
+			return
+		}
+		if len(sn.waking) > 0 {
+			sn.waking = append(sn.waking, wakeStep{msg: e.msg}) // behind the queued ones
 			return
 		}
 		s.Counters.Delivered++

@@ -36,8 +36,7 @@ func runStorms(t *testing.T, name string, runs int, storm func(seed uint64, trac
 	var js JobStats
 	for _, seed := range seeds(t, runs) {
 		s, err := storm(seed, *flagTrace && *flagSeed != 0)
-		st := s.JobStats()
-		js.Starts, js.Duplicates, js.Failovers = js.Starts+st.Starts, js.Duplicates+st.Duplicates, js.Failovers+st.Failovers
+		js.add(s.JobStats())
 		if err != nil {
 			rs, rerr := storm(seed, true)
 			t.Fatalf("seed %d: %v\nreplay: go test ./election/udp/udptest -run '%s$' -sim.seed=%d -sim.trace -v\nreplayed: %v\ntrace (last lines):\n%s",
