@@ -91,26 +91,7 @@ jobs:
       LANLEADER_ETCD_PREFIX: %s
 `, etcd.ServerEndpoint(), prefix, self, out, etcd.ServerEndpoint(), prefix)), 0o600))
 
-	type proc struct {
-		cancel context.CancelFunc
-		done   chan int
-		log    *syncBuffer
-	}
-	start := func(id string) *proc {
-		ctx, cancel := context.WithCancel(context.Background())
-		p := &proc{cancel: cancel, done: make(chan int, 1), log: &syncBuffer{}}
-		go func() {
-			p.done <- cli.Execute(ctx, []string{"run", "--config", cfg, "--node-id", id, "--log-level", "debug"},
-				p.log, p.log, etcdcli.Mode())
-		}()
-		t.Cleanup(func() {
-			cancel()
-			if code := <-p.done; code != cli.ExitOK {
-				t.Errorf("%s exited %d; log:\n%s", id, code, p.log.String())
-			}
-		})
-		return p
-	}
+	start := func(id string) *daemon { return startDaemon(t, cfg, id) }
 	a := start("a")
 	client, err := etcdtest.NewClient(etcd.ServerEndpoint())
 	require.NoError(t, err)
@@ -129,7 +110,7 @@ jobs:
 
 	// A graceful stop hands over to the other node at once.
 	second := rs[len(rs)-1].node
-	procs := map[string]*proc{"a": a, "b": b}
+	procs := map[string]*daemon{"a": a, "b": b}
 	procs[second].cancel()
 	require.Equal(t, cli.ExitOK, <-procs[second].done)
 	procs[second].done <- cli.ExitOK // for the cleanup
@@ -157,6 +138,32 @@ jobs:
 	if t.Failed() {
 		t.Logf("a:\n%s\nb:\n%s", a.log.String(), b.log.String())
 	}
+}
+
+// daemon is one `lanleader run` in etcd mode, in this process.
+type daemon struct {
+	cancel context.CancelFunc
+	done   chan int
+	log    *syncBuffer
+}
+
+// startDaemon runs `lanleader run` with config file cfg as node id (cli.Execute,
+// as the lanleader-etcd binary does) until the test ends, when it must
+// exit 0.
+func startDaemon(t *testing.T, cfg, id string) *daemon {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &daemon{cancel: cancel, done: make(chan int, 1), log: &syncBuffer{}}
+	go func() {
+		p.done <- cli.Execute(ctx, []string{"run", "--config", cfg, "--node-id", id, "--log-level", "debug"},
+			p.log, p.log, etcdcli.Mode())
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-p.done; code != cli.ExitOK {
+			t.Errorf("%s exited %d; log:\n%s", id, code, p.log.String())
+		}
+	})
+	return p
 }
 
 // run is one line of the job helper's output.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 
@@ -27,9 +28,6 @@ var ErrLedgerChanged = errors.New("etcd: ledger entry changed under this leader"
 
 // LedgerConfig configures a Ledger.
 type LedgerConfig struct {
-	// Jobs are the names of the configured jobs; entries of other jobs
-	// are kept in etcd but not synced.
-	Jobs []string
 	// Adopt receives each entry read at a takeover, encoded as a
 	// one-entry jobs.Ledger: jobs.Runner.AdoptLedger.
 	Adopt func([]byte) error
@@ -47,18 +45,23 @@ type LedgerConfig struct {
 // that holds only while this node's leader key exists with the term's
 // revision, and while the job's key is still what this leader last read or
 // wrote.
+//
+// Jobs are known by the keys the Ledger has seen: those a takeover read and
+// those Commit wrote. A job added or renamed by a reload is known from its
+// first run's Commit, a removed one still is when its last run ends; the
+// Ledger keeps no job list of its own.
 type Ledger struct {
 	el  *Elector
 	cfg LedgerConfig
 	log *slog.Logger
-	// keys maps the ledger ids of the configured jobs (scheduled and
-	// manual) to their keys.
-	keys map[uint64]string
 
 	// mu serializes writes, so the per-key revisions below stay exact.
 	mu sync.Mutex
 	// term is the leadership TakeOver last read the ledger for.
 	term uint64
+	// names maps ledger ids (scheduled and manual runs) to their keys:
+	// every key a takeover read or Commit wrote, in any leadership.
+	names map[uint64]string
 	// rev is, per ledger key, the ModRevision this leader last saw (0:
 	// absent); val is the value at that revision.
 	rev map[string]int64
@@ -73,14 +76,9 @@ type Ledger struct {
 // TakeOver into el (SetBeforeLeading), so a new leader reads the ledger
 // before it schedules anything.
 func NewLedger(el *Elector, cfg LedgerConfig) *Ledger {
-	l := &Ledger{el: el, cfg: cfg, log: cfg.Logger, keys: map[uint64]string{}}
+	l := &Ledger{el: el, cfg: cfg, log: cfg.Logger, names: map[uint64]string{}}
 	if l.log == nil {
 		l.log = slog.Default()
-	}
-	for _, name := range cfg.Jobs {
-		for _, k := range kinds {
-			l.keys[k.id(name)] = l.el.Prefix() + k.dir + name
-		}
 	}
 	el.SetBeforeLeading(l.TakeOver)
 	return l
@@ -124,11 +122,13 @@ func (l *Ledger) TakeOver(ctx context.Context, term uint64) error {
 	}
 	rev := map[string]int64{}
 	val := map[string][]byte{}
+	names := map[uint64]string{}
 	for i, k := range kinds {
 		for _, kv := range resp.Responses[i].GetResponseRange().Kvs {
 			key := string(kv.Key)
 			rev[key], val[key] = kv.ModRevision, kv.Value
 			name := strings.TrimPrefix(key, l.el.Prefix()+k.dir)
+			names[k.id(name)] = key
 			if err := checkValue(k.id(name), kv.Value); err != nil {
 				l.log.Error("etcd: ignoring a ledger entry", "key", key, "err", err)
 				continue
@@ -142,6 +142,7 @@ func (l *Ledger) TakeOver(ctx context.Context, term uint64) error {
 	}
 	l.mu.Lock()
 	l.term, l.rev, l.val = term, rev, val
+	maps.Copy(l.names, names)
 	l.mu.Unlock()
 	l.log.Info("etcd: ledger read", "term", term, "entries", len(rev), "revision", resp.Header.Revision)
 	return nil
@@ -175,6 +176,7 @@ func (l *Ledger) Commit(ctx context.Context, job string, e jobs.LedgerEntry) err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.names[e.JobID] = key // its outcome is Sync's to write, whatever the jobs are by then
 	return l.write(ctx, e.Term, key, jobs.Ledger{Entries: []jobs.LedgerEntry{e}}.Encode())
 }
 
@@ -253,7 +255,7 @@ func (l *Ledger) syncOnce() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range cur.Entries {
-		key, ok := l.keys[e.JobID]
+		key, ok := l.names[e.JobID]
 		if !ok || e.Outcome == jobs.OutcomeRunning {
 			// A started run's entry is Commit's to write: before the
 			// start, and only if the start goes ahead.

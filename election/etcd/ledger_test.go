@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -13,10 +14,12 @@ import (
 	"github.com/lanleader/lanleader/jobs"
 )
 
-// ledgerNode is a node with a Ledger whose adopted entries are recorded.
+// ledgerNode is a node with a Ledger whose adopted entries are recorded,
+// and whose runner ledger (what Sync writes) the test sets.
 type ledgerNode struct {
 	*node
 	ledger *Ledger
+	runner runnerLedger
 
 	mu      sync.Mutex
 	adopted []jobs.LedgerEntry
@@ -24,11 +27,35 @@ type ledgerNode struct {
 	adoptedAt time.Duration
 }
 
-func (c *cluster) startLedger(id string, jobNames ...string) *ledgerNode {
+// runnerLedger stands for jobs.Runner.StateLedger.
+type runnerLedger struct {
+	mu sync.Mutex
+	l  jobs.Ledger
+}
+
+func (r *runnerLedger) set(es ...jobs.LedgerEntry) {
+	r.mu.Lock()
+	r.l = jobs.Ledger{Entries: es}
+	r.mu.Unlock()
+}
+
+func (r *runnerLedger) encode() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.l.Encode()
+}
+
+func (c *cluster) startLedger(id string) *ledgerNode {
+	return c.startLedgerWith(id, false, nil, testLogger(c.t, id))
+}
+
+// startLedgerWith starts a ledger node named id, talking to etcd through a
+// proxy if proxied; edit, if not nil, changes its elector's config; log
+// receives the Ledger's log.
+func (c *cluster) startLedgerWith(id string, proxied bool, edit func(*Config), log *slog.Logger) *ledgerNode {
 	ln := &ledgerNode{}
-	ln.node = c.startWith(id, false, nil, func(n *node) {
+	ln.node = c.startWith(id, proxied, edit, func(n *node) {
 		ln.ledger = NewLedger(n.el, LedgerConfig{
-			Jobs: jobNames,
 			Adopt: func(b []byte) error {
 				l, err := jobs.DecodeLedger(b)
 				if err != nil {
@@ -40,7 +67,8 @@ func (c *cluster) startLedger(id string, jobNames ...string) *ledgerNode {
 				ln.mu.Unlock()
 				return nil
 			},
-			Logger: testLogger(c.t, id),
+			Current: ln.runner.encode,
+			Logger:  log,
 		})
 	})
 	return ln
@@ -76,9 +104,9 @@ func entry(job string, instant time.Time, o jobs.Outcome, term uint64) jobs.Ledg
 // leadership was reported.
 func TestLedgerOnlyTheLeaderRecordsAndTheNextReadsIt(t *testing.T) {
 	c := newCluster(t)
-	a := c.startLedger("a", "backup")
+	a := c.startLedger("a")
 	first := c.oneLeader(10 * time.Second)
-	b := c.startLedger("b", "backup")
+	b := c.startLedger("b")
 	waitKeys(t, c, b.node, 2)
 	ctx := context.Background()
 	instant := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
@@ -111,7 +139,7 @@ func TestLedgerOnlyTheLeaderRecordsAndTheNextReadsIt(t *testing.T) {
 // (its watch has not told it yet).
 func TestLedgerWriteIsGuardedInEtcd(t *testing.T) {
 	c := newCluster(t)
-	a := c.startLedger("a", "backup")
+	a := c.startLedger("a")
 	lead := c.oneLeader(10 * time.Second)
 	key, _, _ := c.leaderKV(a.client)
 
@@ -139,7 +167,7 @@ func TestLedgerWriteIsGuardedInEtcd(t *testing.T) {
 // value it last saw; another writer under the prefix makes it refuse.
 func TestLedgerRefusesWhenTheEntryChangedUnderIt(t *testing.T) {
 	c := newCluster(t)
-	a := c.startLedger("a", "backup")
+	a := c.startLedger("a")
 	lead := c.oneLeader(10 * time.Second)
 	ctx := context.Background()
 	now := time.Now().Truncate(time.Second)
@@ -171,7 +199,7 @@ func TestLedgerTakeOverSkipsBadEntries(t *testing.T) {
 		_, err := cl.Put(ctx, prefix+key, string(v))
 		require.NoError(t, err)
 	}
-	a := c.startLedger("a", "good", "garbage")
+	a := c.startLedger("a")
 	lead := c.oneLeader(10 * time.Second)
 	adopted, _ := a.adoptedEntries()
 	assert.Equal(t, []jobs.LedgerEntry{good}, adopted)
@@ -179,23 +207,11 @@ func TestLedgerTakeOverSkipsBadEntries(t *testing.T) {
 }
 
 // TestLedgerSyncWritesOutcomes: Sync writes the runner's entries that differ
-// from etcd (a finished run's outcome), for configured jobs only.
+// from etcd (a finished run's outcome), of keys it knows only: an entry of a
+// job no takeover read and no Commit wrote has no name to make a key of.
 func TestLedgerSyncWritesOutcomes(t *testing.T) {
 	c := newCluster(t)
-	var mu sync.Mutex
-	var current jobs.Ledger
-	ln := &ledgerNode{}
-	ln.node = c.startWith("a", false, nil, func(n *node) {
-		ln.ledger = NewLedger(n.el, LedgerConfig{
-			Jobs: []string{"backup"},
-			Current: func() []byte {
-				mu.Lock()
-				defer mu.Unlock()
-				return current.Encode()
-			},
-			Logger: testLogger(t, "a"),
-		})
-	})
+	ln := c.startLedger("a")
 	lead := c.oneLeader(10 * time.Second)
 	now := time.Now().Truncate(time.Second)
 	started := entry("backup", now, jobs.OutcomeRunning, lead.term)
@@ -203,22 +219,18 @@ func TestLedgerSyncWritesOutcomes(t *testing.T) {
 
 	done := started
 	done.Outcome = jobs.OutcomeOK
-	mu.Lock()
-	current = jobs.Ledger{Entries: []jobs.LedgerEntry{done, entry("unconfigured", now, jobs.OutcomeOK, lead.term)}}
-	mu.Unlock()
+	ln.runner.set(done, entry("unknown", now, jobs.OutcomeOK, lead.term))
 	ln.ledger.Sync()
 	require.Eventually(t, func() bool {
 		got, _ := stored(t, ln, "backup")
 		return got == done
 	}, 5*time.Second, 10*time.Millisecond)
-	_, ok := stored(t, ln, "unconfigured")
+	_, ok := stored(t, ln, "unknown")
 	assert.False(t, ok)
 
 	// A run in progress is the start gate's to record, not Sync's.
 	next := entry("backup", now.Add(time.Minute), jobs.OutcomeRunning, lead.term)
-	mu.Lock()
-	current = jobs.Ledger{Entries: []jobs.LedgerEntry{next}}
-	mu.Unlock()
+	ln.runner.set(next)
 	ln.ledger.Sync()
 	ln.ledger.Sync() // the second waits for the first to finish
 	require.Eventually(t, func() bool {
@@ -230,12 +242,36 @@ func TestLedgerSyncWritesOutcomes(t *testing.T) {
 	assert.Equal(t, done, got)
 }
 
+// TestLedgerSyncWritesWhatATakeoverRead: a new leader writes what it
+// changed of a job it never started a run of (the run the old leader left
+// running, concluded interrupted): the takeover's read taught it the key.
+func TestLedgerSyncWritesWhatATakeoverRead(t *testing.T) {
+	c := newCluster(t)
+	a := c.startLedger("a")
+	first := c.oneLeader(10 * time.Second)
+	b := c.startLedger("b")
+	waitKeys(t, c, b.node, 2)
+	left := entry("backup", time.Now().Truncate(time.Second), jobs.OutcomeRunning, first.term)
+	require.NoError(t, a.ledger.Commit(context.Background(), "backup", left))
+	a.stop()
+	c.oneLeader(10*time.Second, "a")
+
+	concluded := left
+	concluded.Outcome = jobs.OutcomeInterrupted
+	b.runner.set(concluded)
+	b.ledger.Sync()
+	require.Eventually(t, func() bool {
+		got, _ := stored(t, b, "backup")
+		return got == concluded
+	}, 5*time.Second, 10*time.Millisecond)
+}
+
 // TestLedgerManualRunsHaveTheirOwnKey: a manual run's entry (its own ledger
 // id) goes under manual/, is read back at a takeover, and an entry of an
 // id that is neither the job's nor its manual runs' is refused.
 func TestLedgerManualRunsHaveTheirOwnKey(t *testing.T) {
 	c := newCluster(t)
-	a := c.startLedger("a", "backup")
+	a := c.startLedger("a")
 	first := c.oneLeader(10 * time.Second)
 	ctx := context.Background()
 	manual := jobs.LedgerEntry{JobID: jobs.ManualJobIDOf("backup"), Instant: time.Unix(1700000000, 0).UTC(),
@@ -251,7 +287,7 @@ func TestLedgerManualRunsHaveTheirOwnKey(t *testing.T) {
 	foreign.JobID = jobs.JobIDOf("other")
 	assert.Error(t, a.ledger.Commit(ctx, "backup", foreign))
 
-	b := c.startLedger("b", "backup")
+	b := c.startLedger("b")
 	waitKeys(t, c, b.node, 2)
 	a.stop()
 	c.oneLeader(10*time.Second, "a")

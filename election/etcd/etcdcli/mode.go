@@ -67,8 +67,6 @@ type settings struct {
 	// password is $LANLEADER_ETCD_PASSWORD (etcd.PasswordEnv), from env.
 	password string
 	env      *envPassword
-	// jobs are the names of the config file's jobs: the ledger's keys.
-	jobs []string
 }
 
 // flagOf maps a config key under election.etcd to its flag.
@@ -123,11 +121,6 @@ func (s *settings) Load(src *cli.Source) error {
 		set("etcd-session-ttl", func() { s.SessionTTL = f.SessionTTL })
 	}
 	s.password = s.env.take()
-	if src.File != nil {
-		for _, j := range src.File.Jobs {
-			s.jobs = append(s.jobs, j.Name)
-		}
-	}
 	// The node id is the core's setting, checked there.
 	err := s.config("-").Validate()
 	var errs []error
@@ -173,7 +166,6 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 		return nil, err
 	}
 	ledger := etcd.NewLedger(el, etcd.LedgerConfig{
-		Jobs: s.jobs,
 		Adopt: func(b []byte) error {
 			env.AdoptLedger("", false, b)
 			return nil
