@@ -549,8 +549,8 @@ const maxScan = 10000
 // many instants fell in that interval (0: none, latest is zero). For a
 // huge interval (an @every 1s job and a ledger days old) it jumps ahead,
 // every maxScan instants, to 1/16 of the remaining distance before now, so
-// it always ends quickly; the count is then a lower bound, and an @every
-// schedule's phase restarts from the jump (spec schedules are absolute).
+// it always ends quickly; the count is then a lower bound. Every schedule
+// is absolute (@every too), so a jump never shifts the instants.
 func latestDue(sched Schedule, after, now time.Time) (time.Time, int) {
 	var latest time.Time
 	n := 0

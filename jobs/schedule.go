@@ -139,14 +139,29 @@ func elapsedHours(body string) bool {
 	return strings.ContainsAny(f[len(f)-4], "*?/")
 }
 
-// every is "@every D": every D of elapsed time since t, whatever the zone.
+// every is "@every D": the instants are the multiples of D since the Unix
+// epoch (1970-01-01T00:00:00Z), whatever the zone. Anchored there rather
+// than at when a leader took the schedule up, they are a function of time
+// alone: every node computes the same ones, so a successor after a
+// failover, a leader after a total outage and a loop rebuilt by a reload
+// all continue the one sequence, and a cursor that moved (to a takeover,
+// to a reload) cannot shift it.
 type every struct {
-	d   time.Duration
+	d   time.Duration // whole seconds, at least 1s (parseEvery)
 	loc *time.Location
 }
 
-// Next returns t, rounded down to the second, plus the interval, in UTC.
-func (e every) Next(t time.Time) time.Time { return t.UTC().Truncate(time.Second).Add(e.d) }
+// Next returns the first multiple of the interval since the epoch strictly
+// after t, in UTC.
+func (e every) Next(t time.Time) time.Time {
+	d := int64(e.d / time.Second)
+	s := t.Unix() // whole seconds, rounded down (before 1970 too)
+	k := s / d
+	if s%d < 0 {
+		k-- // round down before the epoch
+	}
+	return time.Unix((k+1)*d, 0).UTC()
+}
 
 // Location returns the machine's zone: an interval has none of its own.
 func (e every) Location() *time.Location { return e.loc }

@@ -45,14 +45,29 @@ func TestParseScheduleErrors(t *testing.T) {
 	}
 }
 
+// @every D is the multiples of D since the Unix epoch, whatever the zone
+// and wherever the count starts: the same instants on every node.
 func TestParseScheduleEvery(t *testing.T) {
-	s, err := ParseSchedule("@every 90s")
-	require.NoError(t, err)
-	from := time.Date(2026, 3, 29, 0, 59, 59, 500_000_000, time.FixedZone("x", 3600))
-	assert.Equal(t, "2026-03-29T00:01:29Z", s.Next(from).Format(time.RFC3339))
-	s, err = ParseSchedule("CRON_TZ=Europe/Berlin @every 1s")
-	require.NoError(t, err)
-	assert.Equal(t, "2026-03-29T00:00:00Z", s.Next(from).Format(time.RFC3339))
+	berlin := time.FixedZone("x", 3600)
+	for _, tt := range []struct {
+		spec string
+		from time.Time
+		want string
+	}{
+		{"@every 90s", time.Date(2026, 3, 29, 0, 59, 59, 500_000_000, berlin), "2026-03-29T00:00:00Z"},
+		{"@every 90s", time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC), "2026-03-29T00:01:30Z"},
+		{"@every 90s", time.Date(2026, 3, 29, 0, 1, 29, 999_999_999, time.UTC), "2026-03-29T00:01:30Z"},
+		{"@every 1h", time.Date(2026, 3, 29, 2, 17, 0, 0, time.UTC), "2026-03-29T03:00:00Z"},
+		{"@every 24h", time.Date(2026, 3, 29, 23, 59, 59, 0, berlin), "2026-03-30T00:00:00Z"},
+		{"@every 7s", time.Unix(7*1000+3, 0), "1970-01-01T01:56:47Z"}, // 7 × 1001 s
+		{"@every 7s", time.Unix(-5, 0), "1970-01-01T00:00:00Z"},
+		{"@every 7s", time.Unix(-8, 0), "1969-12-31T23:59:53Z"},
+		{"CRON_TZ=Europe/Berlin @every 1s", time.Date(2026, 3, 29, 0, 59, 59, 500_000_000, berlin), "2026-03-29T00:00:00Z"},
+	} {
+		s, err := ParseSchedule(tt.spec)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, s.Next(tt.from).Format(time.RFC3339), "%s after %s", tt.spec, tt.from)
+	}
 }
 
 // TestDayOfWeekSeven: 7 is Sunday, as in cronie, alone, in ranges and in
