@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/lanleader/lanleader/internal/ratelog"
 )
 
 // UDPTransport is the Transport over real UDP sockets, in one of three
@@ -31,7 +33,7 @@ import (
 // Every packet is sent from the socket bound to the node's own address, so
 // peers see (and probe) that address.
 //
-// Socket errors after start are logged (at most every logEvery per kind),
+// Socket errors after start are logged (at most every ratelog.DefaultEvery per kind),
 // counted and, for reads, retried with backoff: they never stop the
 // transport. A failed send is not retried, since the protocol sends again on
 // its next tick.
@@ -53,8 +55,8 @@ type UDPTransport struct {
 	closeErr  error
 
 	stats    counters
-	readLog  errLog
-	writeLog errLog
+	readLog  ratelog.Limiter
+	writeLog ratelog.Limiter
 }
 
 var _ Transport = (*UDPTransport)(nil)
@@ -199,7 +201,7 @@ func (t *UDPTransport) SendTo(b []byte, to netip.AddrPort) error {
 	}
 	if err != nil {
 		t.stats.writeErrors.Add(1)
-		t.writeLog.log(t.log, "udp: send failed", "to", to.String(), "err", err)
+		t.writeLog.Warn(t.log, "udp: send failed", "to", to.String(), "err", err)
 		return fmt.Errorf("udp: send to %s: %w", to, err)
 	}
 	t.stats.packetsOut.Add(1)

@@ -1,9 +1,7 @@
 package udp
 
 import (
-	"log/slog"
 	"net/netip"
-	"sync"
 	"time"
 )
 
@@ -49,7 +47,7 @@ func (t *UDPTransport) readLoop(conn datagramReader) {
 		}
 		t.stats.readErrors.Add(1)
 		backoff = min(max(2*backoff, minReadBackoff), maxReadBackoff)
-		t.readLog.log(t.log, "udp: read failed; retrying", "err", err, "retry_in", backoff)
+		t.readLog.Warn(t.log, "udp: read failed; retrying", "err", err, "retry_in", backoff)
 		timer := time.NewTimer(backoff)
 		select {
 		case <-t.done:
@@ -116,33 +114,4 @@ func (t *UDPTransport) deliver(b []byte, from netip.AddrPort, at time.Time) {
 		t.stats.droppedQueueFull.Add(1)
 		t.log.Debug("udp: dropped packet, receive queue full", "from", from.String())
 	}
-}
-
-// logEvery limits how often one kind of socket error is logged: a dead
-// interface fails every send, and one line every 10 s says so well enough.
-const logEvery = 10 * time.Second
-
-// errLog rate-limits one kind of error log line, counting what it skipped.
-type errLog struct {
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
-
-func (l *errLog) log(log *slog.Logger, msg string, args ...any) {
-	l.mu.Lock()
-	now := time.Now()
-	if !l.last.IsZero() && now.Sub(l.last) < logEvery {
-		l.suppressed++
-		l.mu.Unlock()
-		return
-	}
-	l.last = now
-	skipped := l.suppressed
-	l.suppressed = 0
-	l.mu.Unlock()
-	if skipped > 0 {
-		args = append(args, "suppressed", skipped)
-	}
-	log.Warn(msg, args...)
 }
