@@ -28,6 +28,7 @@ func TestBadInputNamesCulprit(t *testing.T) {
 	keyed := file("keyed.yaml", "election:\n  secret_file: "+filepath.Join(dir, "nokey")+"\n")
 	spacedID := file("spaced.yaml", "election:\n  mode: static\n  leader: vm\n  node_id: \"web 1\"\n")
 	tabbedID := file("tabbed.yaml", "election:\n  node_id: \"web\\t1\"\n")
+	hosts := file("hosts.yaml", "election:\n  mode: static\n  leader: vm\n  http_hosts: [nas.lan, \"nas.lan:7484\"]\n")
 
 	type badInput struct {
 		name string
@@ -82,6 +83,10 @@ func TestBadInputNamesCulprit(t *testing.T) {
 			[]string{`--node-id: "web\u00a01": whitespace (U+00A0) at byte 3`}, nil, nil},
 		{"node id not UTF-8", append([]string{"check-config", good, "--node-id", "web\xff1"}, udp...), ExitConfig,
 			[]string{`--node-id: "web\xff1": not valid UTF-8 at byte 3`}, nil, nil},
+		{"a status endpoint name with a port", []string{"check-config", hosts}, ExitConfig,
+			[]string{hosts + `:4: election.http_hosts (or --http-hosts): "nas.lan:7484": want a host name such as nas.lan`}, []string{`"nas.lan":`}, nil},
+		{"an IP address as a status endpoint name", []string{"check-config", good, "--mode", "static", "--leader", "vm", "--http-hosts", "nas.lan,10.0.0.7"}, ExitConfig,
+			[]string{`--http-hosts: "10.0.0.7": want a host name`}, nil, nil},
 		{"node id too long", append([]string{"check-config", good, "--node-id", strings.Repeat("n", 65)}, udp...), ExitConfig,
 			[]string{`--node-id: "` + strings.Repeat("n", 65) + `": 65 bytes, at most 64`}, nil, []string{"bytes"}},
 	}

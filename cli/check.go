@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/lanleader/lanleader/config"
@@ -57,4 +58,15 @@ func checkJobs(src *Source, file *config.File) {
 			src.Warn("%s: %s: %s is not a directory: job %q cannot start", file.Where(key), key, j.Dir, j.Name)
 		}
 	}
+}
+
+// endpointNames are the names the status endpoint answers to besides
+// localhost and IP addresses: http_hosts, and the host of http when it is
+// a name.
+func endpointNames(s settings) []string {
+	names := slices.Clone(s.HTTPHosts)
+	if host, _, err := net.SplitHostPort(s.HTTP); err == nil && host != "" && net.ParseIP(host) == nil {
+		names = append(names, host)
+	}
+	return names
 }

@@ -147,16 +147,18 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	changes := httpapi.NewChangeLog(s.NodeID)
 	if ln != nil {
 		srv := httpapi.New(httpapi.Config{
-			Elector:  el.Elector,
-			Jobs:     func() any { return d.runner.Snapshot() },
-			JobViews: func(n int) []jobs.JobView { return d.runner.Jobs(n) },
-			Extra:    el.View,
-			Nodes:    el.Nodes,
-			Quorum:   el.Quorum,
-			Changes:  changes,
-			Metrics:  m,
-			Version:  version.String(),
-			Logger:   logger,
+			Elector:     el.Elector,
+			Jobs:        func() []jobs.JobStatus { return d.runner.Snapshot() },
+			JobViews:    func(n int) []jobs.JobView { return d.runner.Jobs(n) },
+			Extra:       el.View,
+			Nodes:       el.Nodes,
+			Quorum:      el.Quorum,
+			Changes:     changes,
+			Metrics:     m,
+			Version:     version.String(),
+			Logger:      logger,
+			Hosts:       endpointNames(s),
+			OutputTails: s.HTTPOutputTails,
 		})
 		wg.Go(func() {
 			if err := srv.ServeListener(runCtx, ln); err != nil {

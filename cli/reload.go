@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -79,6 +80,12 @@ func electionChanges(old, cur *runConfig) []string {
 	}
 	if old.s.HTTP != cur.s.HTTP {
 		out = append(out, "http")
+	}
+	if !slices.Equal(old.s.HTTPHosts, cur.s.HTTPHosts) {
+		out = append(out, "http_hosts")
+	}
+	if old.s.HTTPOutputTails != cur.s.HTTPOutputTails {
+		out = append(out, "http_output_tails")
 	}
 	if old.s.Mode == cur.s.Mode {
 		out = append(out, fieldChanges(old.ms, cur.ms)...)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -104,6 +105,11 @@ func (rf *runFlags) load() (*runConfig, error) {
 	src.NodeID = s.NodeID
 	if err := checkHTTPAddr(s.HTTP); err != nil {
 		errs = append(errs, src.Problem("http", "http", "%v", err))
+	}
+	for _, h := range s.HTTPHosts {
+		if !validHostname(h) || net.ParseIP(h) != nil {
+			errs = append(errs, src.Problem("http_hosts", "http-hosts", "%q: want a host name such as nas.lan (IP addresses, localhost and the name in http are allowed without listing)", h))
+		}
 	}
 	mode := findMode(rf.modes, s.Mode)
 	ms := rf.mode[mode.Name]

@@ -19,7 +19,7 @@ const DefaultConfigPath = "/etc/lanleader/lanleader.yaml"
 
 // commonElectionKeys are the keys under election: that belong to lanleader
 // itself rather than to a mode.
-var commonElectionKeys = []string{"mode", "node_id", "http", "state_dir"}
+var commonElectionKeys = []string{"mode", "node_id", "http", "http_hosts", "http_output_tails", "state_dir"}
 
 // settings are the settings of `lanleader run` that every mode shares: the
 // config file's election: section, overridden by any flag given
@@ -40,6 +40,12 @@ type settings struct {
 	// writable (StateDirSet false).
 	StateDir    string
 	StateDirSet bool
+	// HTTPHosts are the names the status endpoint answers to besides
+	// localhost and IP addresses (httpapi.Config.Hosts).
+	HTTPHosts []string
+	// HTTPOutputTails serves output tails beyond loopback
+	// (httpapi.Config.OutputTails).
+	HTTPOutputTails bool
 }
 
 // DefaultStateDir is where run keeps its state file when --state-dir
@@ -68,6 +74,8 @@ func commonFlags(fs *pflag.FlagSet, s *settings, modes []Mode) {
 	fs.StringVar(&s.Mode, "mode", s.Mode, "election mode: "+orList(names))
 	fs.StringVar(&s.NodeID, "node-id", s.NodeID, "this node's id, unique in the cluster: 1-64 bytes of printable UTF-8 without whitespace (default: hostname)")
 	fs.StringVar(&s.HTTP, "http", s.HTTP, "status and metrics endpoint address; empty turns it off")
+	fs.StringSliceVar(&s.HTTPHosts, "http-hosts", nil, "names of this node the status endpoint answers to in the Host header, besides localhost and IP addresses (others are refused: DNS rebinding)")
+	fs.BoolVar(&s.HTTPOutputTails, "http-output-tails", false, "serve runs' output tails on a status endpoint bound beyond loopback (they may hold secrets a job printed)")
 	fs.StringVar(&s.StateDir, "state-dir", s.StateDir, "directory of this node's state files, kept across restarts (state: terms, job ledger, run history; replay: the replay table); empty turns them off; the default is used only if it exists and is writable")
 }
 
@@ -87,6 +95,12 @@ func (s *settings) merge(src *Source) {
 	}
 	if e.HTTP != nil && !src.Changed("http") {
 		s.HTTP = *e.HTTP
+	}
+	if e.HTTPHosts != nil && !src.Changed("http-hosts") {
+		s.HTTPHosts = e.HTTPHosts
+	}
+	if e.HTTPOutputTails != nil && !src.Changed("http-output-tails") {
+		s.HTTPOutputTails = *e.HTTPOutputTails
 	}
 	if e.StateDir != nil && !src.Changed("state-dir") {
 		s.StateDir = *e.StateDir

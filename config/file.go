@@ -57,6 +57,12 @@ type Election struct {
 	// ClusterSize turns on quorum mode (udp): the number of nodes; a
 	// leader needs a majority of them. 0 means no quorum.
 	ClusterSize int
+	// HTTPHosts are further names the status endpoint answers to in the
+	// Host header.
+	HTTPHosts []string
+	// HTTPOutputTails serves runs' output tails on a status endpoint
+	// bound beyond loopback.
+	HTTPOutputTails *bool
 }
 
 // Log is the log: section: the logger's level (debug, info, warn, error)

@@ -14,7 +14,7 @@ var (
 	topKeys      = []string{"election", "jobs", "hooks", "log"}
 	logKeys      = []string{"level", "format"}
 	electionKeys = []string{"mode", "node_id", "leader", "env_var", "cluster", "bind", "port",
-		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "cluster_size", "state_dir"}
+		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "http_hosts", "http_output_tails", "cluster_size", "state_dir"}
 	jobKeys = []string{"name", "schedule", "command", "shell", "dir", "env", "timeout",
 		"overlap", "retries", "retry_delay", "on_leader_loss", "misfire", "misfire_grace",
 		"rerun_interrupted", "kill_grace", "on_failure"}
@@ -99,6 +99,12 @@ func (d *decoder) election(n *yaml.Node) {
 		case "http":
 			if s, ok := d.str(v, p); ok {
 				e.HTTP = &s
+			}
+		case "http_hosts":
+			e.HTTPHosts, _ = d.strList(v, p)
+		case "http_output_tails":
+			if b, ok := d.boolean(v, p); ok && !isNull(v) {
+				e.HTTPOutputTails = &b
 			}
 		case "state_dir":
 			if s, ok := d.str(v, p); ok {

@@ -26,16 +26,16 @@ type JobsDoc struct {
 }
 
 // jobsDoc builds /jobs with at most runs recent runs per job.
-func (s *Server) jobsDoc(runs int) JobsDoc {
+func (s *Server) jobsDoc(runs int, exp exposure) JobsDoc {
 	doc := JobsDoc{Node: s.cfg.Elector.Status().Node, Time: s.now(), Jobs: []jobs.JobView{}}
 	if s.cfg.JobViews != nil {
-		doc.Jobs = s.cfg.JobViews(runs)
+		doc.Jobs = exp.views(s.cfg.JobViews(runs))
 	}
 	return doc
 }
 
 // jobsHandler serves /jobs[?runs=N] (default jobs.DefaultHistorySize).
-func (s *Server) jobsHandler(w http.ResponseWriter, r *http.Request) {
+func (s *Server) jobsHandler(w http.ResponseWriter, r *http.Request, exp exposure) {
 	runs := jobs.DefaultHistorySize
 	if v := r.URL.Query().Get("runs"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -45,7 +45,7 @@ func (s *Server) jobsHandler(w http.ResponseWriter, r *http.Request) {
 		}
 		runs = n
 	}
-	b, err := json.MarshalIndent(s.jobsDoc(runs), "", "  ")
+	b, err := json.MarshalIndent(s.jobsDoc(runs, exp), "", "  ")
 	if err != nil {
 		s.log.Error("httpapi: encode jobs", "err", err)
 		writeText(w, http.StatusInternalServerError, "encode jobs: "+err.Error())

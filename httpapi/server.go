@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/ratelog"
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
@@ -28,9 +28,9 @@ const shutdownGrace = 5 * time.Second
 type Config struct {
 	// Elector supplies the status for /status and /readyz.
 	Elector election.Elector
-	// Jobs returns the job runner's per-job view, encoded as the "jobs"
-	// field of /status. Nil leaves the field out. Called per request.
-	Jobs func() any
+	// Jobs returns the job runner's per-job status, the "jobs" field of
+	// /status. Nil leaves the field out. Called per request.
+	Jobs func() []jobs.JobStatus
 	// JobViews returns every job's schedule, next instants and at most
 	// runs recent runs, for /jobs and the status page. Nil serves an empty
 	// list. Called per request.
@@ -54,6 +54,15 @@ type Config struct {
 	// Logger receives listen, shutdown and encoding failures. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// Hosts are the names, besides "localhost", that a request's Host
+	// header may give (a DNS name of this node); IP addresses need no
+	// listing. Requests naming anything else are refused (see exposure).
+	Hosts []string
+	// OutputTails serves runs' output tails (RunRecord.Output) even when
+	// the endpoint listens beyond loopback; on loopback they are always
+	// served. A job's output may hold secrets it printed.
+	OutputTails bool
 }
 
 // Server is the HTTP endpoint. Create it with New.
@@ -61,6 +70,8 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 	now func() time.Time
+	// badHost limits the WARN lines a flood of refused requests causes.
+	badHost ratelog.Limiter
 }
 
 // New returns a Server for cfg.
@@ -72,17 +83,24 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg, log: log, now: time.Now}
 }
 
-// Handler returns the endpoint's routes: /livez, /readyz, /status,
-// /metrics, and an index at /.
+// Handler returns the endpoint's routes: /livez, /readyz, /status, /jobs,
+// /metrics, and the status page at /. It is for a server of the caller's
+// own: it checks no Host, and, not knowing where it is served, serves
+// output tails only if Config.OutputTails says so. ServeListener serves
+// it with the checks its address calls for.
 func (s *Server) Handler() http.Handler {
+	return s.handler(handlerExposure(s.cfg))
+}
+
+func (s *Server) handler(exp exposure) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
 		// The process answers, so it lives; nothing more is checked.
 		writeText(w, http.StatusOK, "ok")
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.HandleFunc("GET /status", s.status)
-	mux.HandleFunc("GET /jobs", s.jobsHandler)
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) { s.status(w, exp) })
+	mux.HandleFunc("GET /jobs", func(w http.ResponseWriter, r *http.Request) { s.jobsHandler(w, r, exp) })
 	if s.cfg.Metrics != nil {
 		mux.Handle("GET /metrics", s.cfg.Metrics.Handler())
 	}
@@ -99,8 +117,8 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	writeText(w, http.StatusOK, "ready: "+why)
 }
 
-func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
-	doc := s.Status()
+func (s *Server) status(w http.ResponseWriter, exp exposure) {
+	doc := s.statusDoc(exp)
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		// Every part that can fail was encoded separately already.
@@ -113,15 +131,17 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// Status builds the document /status serves.
-func (s *Server) Status() StatusDoc {
+// statusDoc builds the document /status serves.
+func (s *Server) statusDoc(exp exposure) StatusDoc {
 	st := s.cfg.Elector.Status()
 	ready, _ := Readiness(s.cfg.Elector, st)
 	doc := StatusDoc{
 		Node: st.Node, Role: st.Role, Term: st.Term, Leader: st.Leader, Since: st.Since,
 		Ready: ready, Version: s.cfg.Version, Time: s.now(),
 	}
-	doc.Jobs = s.view("jobs", s.cfg.Jobs, &doc.Warnings)
+	if s.cfg.Jobs != nil {
+		doc.Jobs = s.view("jobs", func() any { return exp.statuses(s.cfg.Jobs()) }, &doc.Warnings)
+	}
 	doc.Extra = s.view("extra", s.cfg.Extra, &doc.Warnings)
 	return doc
 }
@@ -161,17 +181,23 @@ func (s *Server) Serve(ctx context.Context, addr string) error {
 }
 
 // ServeListener is Serve on a listener the caller opened (tests use port
-// 0). It closes ln.
+// 0). It closes ln. It serves Handler's routes only to requests whose Host
+// names the endpoint, and leaves output tails out beyond loopback unless
+// Config.OutputTails.
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	addr := ln.Addr().String()
-	if ap, err := netip.ParseAddrPort(addr); err == nil && !ap.Addr().IsLoopback() {
-		s.log.Warn("httpapi: listening beyond loopback; /status and /metrics are readable by anyone who can reach this address", "addr", addr)
-	} else {
+	exp := exposureOf(ln.Addr(), s.cfg)
+	switch {
+	case exp.bound.IsLoopback():
 		s.log.Info("httpapi: listening", "addr", addr, "status_page", "http://"+addr+"/",
 			"see", "lanleader status, lanleader jobs")
+	case exp.outputTails:
+		s.log.Warn("httpapi: listening beyond loopback; /status, /jobs (with the runs' output tails) and /metrics are readable by anyone who can reach this address", "addr", addr)
+	default:
+		s.log.Warn("httpapi: listening beyond loopback; /status, /jobs and /metrics are readable by anyone who can reach this address (output tails left out: election.http_output_tails serves them)", "addr", addr)
 	}
 	srv := &http.Server{
-		Handler:           s.Handler(),
+		Handler:           exp.guard(s.handler(exp), s.refusedHost),
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
@@ -192,6 +218,15 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("httpapi: shut down %s: %w", addr, err)
 	}
 	return nil
+}
+
+// refusedHost counts and logs (rate-limited) a request refused for its
+// Host: DNS rebinding, or a name of this node missing from Config.Hosts.
+func (s *Server) refusedHost(host string) {
+	if s.cfg.Metrics != nil {
+		s.cfg.Metrics.HTTPRefused("bad_host")
+	}
+	s.badHost.Warn(s.log, "httpapi: refused a request whose Host names no address of this endpoint (a web page rebinding DNS, or a name to list in election.http_hosts)", "host", host)
 }
 
 func writeText(w http.ResponseWriter, code int, msg string) {

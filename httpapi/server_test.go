@@ -17,6 +17,7 @@ import (
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/httpapi"
+	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
 
@@ -45,21 +46,6 @@ type joinedElector struct {
 
 func (j *joinedElector) Joined() bool { return j.joined }
 
-// jobView is a stand-in for the job runner's view; httpapi treats it as
-// opaque JSON.
-type jobView struct {
-	Name     string    `json:"name"`
-	Schedule string    `json:"schedule"`
-	Next     time.Time `json:"next_run"`
-	Last     *lastRun  `json:"last_run,omitempty"`
-}
-
-type lastRun struct {
-	Outcome  string `json:"outcome"`
-	Duration string `json:"duration"`
-	ExitCode int    `json:"exit_code"`
-}
-
 func get(t *testing.T, h http.Handler, path string) (int, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -80,17 +66,17 @@ func TestEndpointsFollowTransitionsAndJobs(t *testing.T) {
 	m := metrics.New("v1.0.0")
 	el := newFake(t, m.Callbacks())
 	var (
-		mu   sync.Mutex
-		jobs = []jobView{{Name: "backup", Schedule: "0 2 * * *", Next: time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)}}
+		mu       sync.Mutex
+		statuses = []jobs.JobStatus{{Name: "backup", Schedule: "0 2 * * *", NextRun: time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)}}
 	)
 	h := httpapi.New(httpapi.Config{
 		Elector: el,
 		Metrics: m,
 		Version: "v1.0.0",
-		Jobs: func() any {
+		Jobs: func() []jobs.JobStatus {
 			mu.Lock()
 			defer mu.Unlock()
-			return append([]jobView(nil), jobs...)
+			return append([]jobs.JobStatus(nil), statuses...)
 		},
 		Extra: func() any {
 			return map[string]any{"peers": []map[string]any{{"id": "pi", "last_seen": "2026-11-30T19:00:00Z"}}}
@@ -109,7 +95,9 @@ func TestEndpointsFollowTransitionsAndJobs(t *testing.T) {
 	assert.False(t, doc.Ready)
 	assert.True(t, doc.Since.IsZero())
 	assert.Equal(t, "v1.0.0", doc.Version)
-	assert.JSONEq(t, `[{"name":"backup","schedule":"0 2 * * *","next_run":"2026-12-01T02:00:00Z"}]`, string(doc.Jobs))
+	var got []jobs.JobStatus
+	require.NoError(t, json.Unmarshal(doc.Jobs, &got), string(doc.Jobs))
+	assert.Equal(t, []jobs.JobStatus{{Name: "backup", Schedule: "0 2 * * *", NextRun: time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)}}, got)
 	assert.JSONEq(t, `{"peers":[{"id":"pi","last_seen":"2026-11-30T19:00:00Z"}]}`, string(doc.Extra))
 
 	steps := []struct {
@@ -167,12 +155,16 @@ func TestEndpointsFollowTransitionsAndJobs(t *testing.T) {
 	// A job finishes: the runner records it in metrics and in its view.
 	m.JobFinished("backup", "ok", 42*time.Second)
 	mu.Lock()
-	jobs[0].Last = &lastRun{Outcome: "ok", Duration: "42s", ExitCode: 0}
+	statuses[0].LastRun = &jobs.RunRecord{Job: "backup", Outcome: jobs.OutcomeOK, Duration: 42 * time.Second}
 	mu.Unlock()
 
 	doc = statusDoc(t, h)
-	assert.JSONEq(t, `[{"name":"backup","schedule":"0 2 * * *","next_run":"2026-12-01T02:00:00Z",
-		"last_run":{"outcome":"ok","duration":"42s","exit_code":0}}]`, string(doc.Jobs))
+	got = nil
+	require.NoError(t, json.Unmarshal(doc.Jobs, &got), string(doc.Jobs))
+	require.Len(t, got, 1)
+	require.NotNil(t, got[0].LastRun, string(doc.Jobs))
+	assert.Equal(t, jobs.OutcomeOK, got[0].LastRun.Outcome)
+	assert.Equal(t, 42*time.Second, got[0].LastRun.Duration)
 	_, body = get(t, h, "/metrics")
 	assert.Contains(t, body, `lanleader_job_runs_total{job_name="backup",result="ok"} 1`)
 	assert.Contains(t, body, `lanleader_job_duration_seconds_sum{job_name="backup"} 42`)
@@ -211,14 +203,14 @@ func TestStatusBadViewIsAWarning(t *testing.T) {
 	el := newFake(t, election.Callbacks{})
 	h := httpapi.New(httpapi.Config{
 		Elector: el,
-		Jobs:    func() any { return map[string]any{"broken": make(chan int)} },
-		Extra:   func() any { return []string{"fine"} },
+		Jobs:    func() []jobs.JobStatus { return []jobs.JobStatus{{Name: "fine"}} },
+		Extra:   func() any { return map[string]any{"broken": make(chan int)} },
 	}).Handler()
 	doc := statusDoc(t, h)
-	assert.Nil(t, doc.Jobs)
-	assert.JSONEq(t, `["fine"]`, string(doc.Extra))
+	assert.Nil(t, doc.Extra)
+	assert.Contains(t, string(doc.Jobs), `"fine"`)
 	require.Len(t, doc.Warnings, 1)
-	assert.Contains(t, doc.Warnings[0], "jobs:")
+	assert.Contains(t, doc.Warnings[0], "extra:")
 }
 
 func TestMethodsAndUnknownPaths(t *testing.T) {
@@ -240,7 +232,7 @@ func TestServeAndFetchStatus(t *testing.T) {
 	el := newFake(t, election.Callbacks{})
 	el.n.Update(election.Status{Node: "nas", Role: election.Leader, Term: 9, Since: time.Unix(5000, 0).UTC(),
 		Leader: election.LeaderInfo{ID: "nas", Term: 9}})
-	srv := httpapi.New(httpapi.Config{Elector: el, Jobs: func() any { return []jobView{{Name: "digest", Schedule: "30 6 * * *"}} }})
+	srv := httpapi.New(httpapi.Config{Elector: el, Jobs: func() []jobs.JobStatus { return []jobs.JobStatus{{Name: "digest", Schedule: "30 6 * * *"}} }})
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

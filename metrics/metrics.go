@@ -33,6 +33,7 @@ type Metrics struct {
 	jobLastOK     *prometheus.GaugeVec
 	jobLastFailed *prometheus.GaugeVec
 	hookRuns      *prometheus.CounterVec
+	httpRefused   *prometheus.CounterVec
 
 	// packetCounters caches packets' children: a node counts every packet
 	// it receives, and WithLabelValues hashes and looks up its labels each
@@ -93,6 +94,10 @@ func New(version string) *Metrics {
 			Namespace: Namespace, Name: "hook_runs_total",
 			Help: "Finished hook runs, by hook (on_leader, on_follower, on_stop, on_failure, on_job_failure) and result (ok, failed, timeout).",
 		}, []string{"hook", "result"}),
+		httpRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "http_refused_total",
+			Help: "What the status endpoint refused, by reason: bad_host (a request whose Host names no address of the endpoint: DNS rebinding, or a name missing from election.http_hosts).",
+		}, []string{"reason"}),
 	}
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "build_info",
@@ -102,7 +107,7 @@ func New(version string) *Metrics {
 
 	m.reg.MustRegister(
 		m.isLeader, m.hasLeader, m.term, m.leaderChanges,
-		m.packets, m.jobRuns, m.jobDuration, m.jobLastOK, m.jobLastFailed, m.hookRuns, buildInfo,
+		m.packets, m.jobRuns, m.jobDuration, m.jobLastOK, m.jobLastFailed, m.hookRuns, m.httpRefused, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -158,4 +163,10 @@ func (m *Metrics) JobFinished(job, result string, d time.Duration) {
 // "timeout".
 func (m *Metrics) HookFinished(hook, result string) {
 	m.hookRuns.WithLabelValues(hook, result).Inc()
+}
+
+// HTTPRefused counts one request or connection the status endpoint
+// refused; reason is "bad_host".
+func (m *Metrics) HTTPRefused(reason string) {
+	m.httpRefused.WithLabelValues(reason).Inc()
 }
