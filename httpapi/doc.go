@@ -6,7 +6,10 @@
 //
 // Where the rules live:
 //   - exposure.go: which Host names a request may give (DNS rebinding)
-//     and whether runs' output tails are served, from the bound address.
+//     and whether runs' output tails are served, from the bound address;
+//   - conncap.go: the cap on open connections, which sheds the oldest idle
+//     one; server.go: the deadlines (ReadHeaderTimeout, ReadTimeout,
+//     WriteTimeout, IdleTimeout).
 //
 // It knows the election contract, the job runner's views and the metrics
 // package; the elector's extra view comes in as an opaque JSON-able value,

@@ -63,15 +63,30 @@ type Config struct {
 	// the endpoint listens beyond loopback; on loopback they are always
 	// served. A job's output may hold secrets it printed.
 	OutputTails bool
+	// MaxConns caps the open connections (see connCap); 0 means
+	// DefaultMaxConns.
+	MaxConns int
 }
+
+// The endpoint's deadlines. A request's headers must arrive within
+// ReadHeaderTimeout and the whole request within ReadTimeout; its answer
+// must be written within WriteTimeout; a connection idle between requests
+// is closed after IdleTimeout, also when it sent the first bytes of its
+// next request (fewer than four do not start the header timeout).
+const (
+	ReadHeaderTimeout = 5 * time.Second
+	ReadTimeout       = 10 * time.Second
+	WriteTimeout      = 10 * time.Second
+	IdleTimeout       = 30 * time.Second
+)
 
 // Server is the HTTP endpoint. Create it with New.
 type Server struct {
 	cfg Config
 	log *slog.Logger
 	now func() time.Time
-	// badHost limits the WARN lines a flood of refused requests causes.
-	badHost ratelog.Limiter
+	// badHost and shedLog limit the WARN lines a flood causes.
+	badHost, shedLog ratelog.Limiter
 }
 
 // New returns a Server for cfg.
@@ -182,8 +197,9 @@ func (s *Server) Serve(ctx context.Context, addr string) error {
 
 // ServeListener is Serve on a listener the caller opened (tests use port
 // 0). It closes ln. It serves Handler's routes only to requests whose Host
-// names the endpoint, and leaves output tails out beyond loopback unless
-// Config.OutputTails.
+// names the endpoint, leaves output tails out beyond loopback unless
+// Config.OutputTails, holds every client to the endpoint's deadlines and
+// keeps at most Config.MaxConns connections open.
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	addr := ln.Addr().String()
 	exp := exposureOf(ln.Addr(), s.cfg)
@@ -196,13 +212,18 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	default:
 		s.log.Warn("httpapi: listening beyond loopback; /status, /jobs and /metrics are readable by anyone who can reach this address (output tails left out: election.http_output_tails serves them)", "addr", addr)
 	}
+	conns := newConnCap(s.maxConns(), s.shed)
 	srv := &http.Server{
 		Handler:           exp.guard(s.handler(exp), s.refusedHost),
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		ConnState:         conns.track,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(conns.listener(ln)) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("httpapi: serve %s: %w", addr, err)
@@ -227,6 +248,21 @@ func (s *Server) refusedHost(host string) {
 		s.cfg.Metrics.HTTPRefused("bad_host")
 	}
 	s.badHost.Warn(s.log, "httpapi: refused a request whose Host names no address of this endpoint (a web page rebinding DNS, or a name to list in election.http_hosts)", "host", host)
+}
+
+// shed counts and logs (rate-limited) a connection closed at the cap.
+func (s *Server) shed(why string) {
+	if s.cfg.Metrics != nil {
+		s.cfg.Metrics.HTTPRefused("conn_cap")
+	}
+	s.shedLog.Warn(s.log, "httpapi: at the connection cap; "+why, "max_conns", s.maxConns())
+}
+
+func (s *Server) maxConns() int {
+	if s.cfg.MaxConns <= 0 {
+		return DefaultMaxConns
+	}
+	return s.cfg.MaxConns
 }
 
 func writeText(w http.ResponseWriter, code int, msg string) {

@@ -96,7 +96,7 @@ func New(version string) *Metrics {
 		}, []string{"hook", "result"}),
 		httpRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "http_refused_total",
-			Help: "What the status endpoint refused, by reason: bad_host (a request whose Host names no address of the endpoint: DNS rebinding, or a name missing from election.http_hosts).",
+			Help: "What the status endpoint refused, by reason: bad_host (a request whose Host names no address of the endpoint: DNS rebinding, or a name missing from election.http_hosts), conn_cap (a connection closed at the connection cap).",
 		}, []string{"reason"}),
 	}
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -166,7 +166,7 @@ func (m *Metrics) HookFinished(hook, result string) {
 }
 
 // HTTPRefused counts one request or connection the status endpoint
-// refused; reason is "bad_host".
+// refused; reason is "bad_host" or "conn_cap".
 func (m *Metrics) HTTPRefused(reason string) {
 	m.httpRefused.WithLabelValues(reason).Inc()
 }
