@@ -166,3 +166,40 @@ func TestDeafFromBootIsReportedOnBothSides(t *testing.T) {
 		}
 	})
 }
+
+// Issue 22, item 5: a correctly signed packet of this node's previous
+// process, captured on the LAN and replayed to the restarted node, used
+// to take the duplicate-id path: the node stepped down and was barred
+// from claiming for 30 intervals (one replay per 6 s kept it from ever
+// leading). A previous process names no live one: the node keeps leading,
+// shows no duplicate and logs no ERROR.
+func TestReplayOfThisNodesPreviousProcessChangesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kr := keyring(t, 1)
+		c := &cluster{t: t, net: memnet.New(memnet.WithSeed(1)), keyring: kr}
+		tap := c.net.Join(netip.MustParseAddrPort("198.18.0.66:7483"))
+		defer tap.Close()
+		n1 := c.start(1)
+		advance(2 * time.Second)
+		require.Equal(t, election.Leader, n1.elector.Status().Role)
+		var captured [][]byte
+		for len(tap.Packets()) > 0 {
+			captured = append(captured, (<-tap.Packets()).Data)
+		}
+		require.NotEmpty(t, captured, "the tap heard n1's previous process")
+		c.crash(n1)
+		advance(time.Second)
+		n1 = c.start(1) // a new process, a new incarnation
+		defer c.stopAll()
+		advance(2 * time.Second)
+		require.Equal(t, election.Leader, n1.elector.Status().Role)
+
+		for i := range 30 { // one replayed packet per second, each a different one
+			require.NoError(t, tap.SendTo(captured[i%len(captured)], n1.addr))
+			advance(time.Second)
+			require.Equal(t, election.Leader, n1.elector.Status().Role, "replay %d deposed n1", i)
+			assert.Zero(t, n1.elector.Hearing().Duplicate, "replay %d: no live process shares n1's id", i)
+		}
+		assert.Empty(t, n1.logs.lines("level=ERROR", "another process uses this node id"))
+	})
+}

@@ -110,7 +110,9 @@ type hearState struct {
 	deafPeers  map[string]*deafPeer
 	dup        Duplicate
 	dupQueryAt time.Time
-	reportAt   time.Time
+	// dupSeq is the Seq of the duplicate's last proof (onDuplicate).
+	dupSeq   uint64
+	reportAt time.Time
 	// rivalReportAt limits rival reports on their own: a presence report
 	// just sent must not delay one (the leader decides within an interval).
 	rivalReportAt time.Time
@@ -268,22 +270,34 @@ func (n *Node) noteRival(now time.Time, m *Message) {
 }
 
 // onDuplicate handles a message from another process using our node id.
-// The process that started first (lower incarnation) keeps its role and
-// broadcasts a Query, at most once per interval, so the newer one hears
-// it before it can claim; the newer one does not lead while it hears the
-// first. Both observe each other's terms, so they never share one.
+// Such a message may be a live process's (two nodes configured with one
+// id) or an old one of a previous process of this node, captured and
+// replayed: the incarnation alone cannot tell, and a replay must not
+// depose us. So every such message is answered, at most once per
+// interval, with a broadcast Query naming its incarnation (Nonce), and
+// only a Query naming ours counts: it was sent after this process
+// started, by a process that hears us (and a replay of it is stale by its
+// Seq). A live process proves itself within a round trip, since it
+// answers our messages the same way. Then the process that started first
+// (lower incarnation) keeps its role, and the newer one does not lead
+// while it hears the first. Both observe each other's terms, so they
+// never share one.
 func (n *Node) onDuplicate(now time.Time, m *Message) {
+	if n.hear.dupQueryAt.IsZero() || now.Sub(n.hear.dupQueryAt) >= n.cfg.Interval {
+		n.hear.dupQueryAt = now
+		n.emit("", Message{Type: Query, Leader: n.leader.ID, Nonce: m.Incarnation})
+	}
+	if m.Type != Query || m.Nonce != n.cfg.Incarnation {
+		return // names no process live since we started: proves nothing
+	}
+	if d := n.hear.dup; d.Incarnation == m.Incarnation && m.Seq <= n.hear.dupSeq {
+		return // that proof replayed
+	}
 	n.observeTerm(m.Term)
 	first := n.cfg.Incarnation < m.Incarnation
 	n.hear.dup = Duplicate{Addr: m.Addr, Incarnation: m.Incarnation, First: first, At: now}
-	if first {
-		if n.hear.dupQueryAt.IsZero() || now.Sub(n.hear.dupQueryAt) >= n.cfg.Interval {
-			n.hear.dupQueryAt = now
-			n.emit("", Message{Type: Query, Leader: n.leader.ID})
-		}
-		return
-	}
-	if n.role != election.Follower {
+	n.hear.dupSeq = m.Seq
+	if !first && n.role != election.Follower {
 		n.stats.DuplicateStepDown++
 		n.wait(now, n.t.YieldWait)
 	}

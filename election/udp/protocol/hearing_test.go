@@ -10,13 +10,15 @@ import (
 	"github.com/lanleader/lanleader/election"
 )
 
-// A process that hears an older process with its own id does not claim
-// for as long as it heard it recently, even when nothing more arrives.
+// A process that hears an older process with its own id (a Query naming
+// its incarnation: proof that the other is live) does not claim for as
+// long as it heard it recently, even when nothing more arrives.
 func TestNewerDuplicateDoesNotClaim(t *testing.T) {
 	n, err := NewNode(testConfig("me", 100, 1), t0)
 	require.NoError(t, err)
 	n.Ready()
-	n.Step(t0, Message{Type: Query, Cluster: "test", From: "me", Incarnation: 1, Seq: 1, Addr: "10.0.0.9:7483"})
+	n.Step(t0, Message{Type: Query, Cluster: "test", From: "me", Incarnation: 1, Seq: 1, Addr: "10.0.0.9:7483",
+		Nonce: n.cfg.Incarnation})
 	d := n.Hearing(t0).Duplicate
 	assert.Equal(t, "10.0.0.9:7483", d.Addr)
 	assert.False(t, d.First, "the other started first")
@@ -34,12 +36,61 @@ func TestNewerDuplicateDoesNotClaim(t *testing.T) {
 // The older process keeps its role and makes itself heard once.
 func TestOlderDuplicateKeepsLeadingAndAnnouncesItself(t *testing.T) {
 	l, now := alone(t, "me", 100, 1)
-	l.Step(now, Message{Type: Query, Cluster: "test", From: "me", Incarnation: ^uint64(0), Seq: 1, Addr: "10.0.0.9:7483"})
+	l.Step(now, Message{Type: Query, Cluster: "test", From: "me", Incarnation: ^uint64(0), Seq: 1, Addr: "10.0.0.9:7483",
+		Nonce: l.cfg.Incarnation})
 	assert.Equal(t, election.Leader, l.Status().Role)
 	assert.True(t, l.Hearing(now).Duplicate.First)
-	assert.Equal(t, []Type{Query}, types(l.Ready()), "a broadcast the newer process hears before it can claim")
-	l.Step(now, Message{Type: Query, Cluster: "test", From: "me", Incarnation: ^uint64(0), Seq: 2})
+	out := l.Ready()
+	require.Equal(t, []Type{Query}, types(out), "a broadcast the newer process hears before it can claim")
+	assert.Equal(t, ^uint64(0), out[0].Msg.Nonce, "naming the newer process, which proves to it that this one is live")
+	l.Step(now, Message{Type: Query, Cluster: "test", From: "me", Incarnation: ^uint64(0), Seq: 2, Nonce: l.cfg.Incarnation})
 	assert.Empty(t, l.Ready(), "at most one per interval")
+}
+
+// A message of our id from a previous process of ours (a lower
+// incarnation), replayed, names no incarnation of a process live since we
+// started: it is dropped, answered with a Query naming it (nobody live
+// answers that), and changes nothing else — a leader keeps leading, and
+// nothing bars a claim.
+func TestPreviousProcessMessageDeposesNothing(t *testing.T) {
+	l, now := alone(t, "me", 100, 1)
+	old := l.cfg.Incarnation - 1<<16 // a millisecond earlier
+	for i, m := range []Message{
+		{Type: Heartbeat, Leader: "me", Term: MakeTerm(1, 100, NodeTag("me")), Beat: 9},
+		{Type: Claim, Term: MakeTerm(3, 100, NodeTag("me"))},
+		{Type: Query, Nonce: old + 5}, // naming some other process
+	} {
+		m.Cluster, m.From, m.Incarnation, m.Seq = "test", "me", old, uint64(10+i)
+		l.Step(now, m)
+		assert.Equal(t, DropDuplicateID, l.LastDrop())
+		assert.Equal(t, election.Leader, l.Status().Role, "%v deposed the leader", m.Type)
+		assert.True(t, l.CanActAsLeader(now))
+		assert.Zero(t, l.Hearing(now).Duplicate, "%v: no live process shares our id", m.Type)
+		for _, e := range l.Ready() {
+			assert.Equal(t, Query, e.Msg.Type)
+			assert.Equal(t, old, e.Msg.Nonce, "the challenge names the incarnation heard")
+		}
+		now = now.Add(l.cfg.Interval)
+		l.Tick(now)
+		l.Ready()
+	}
+	assert.Zero(t, l.Stats().DuplicateStepDown)
+}
+
+// A proof replayed (the Query that named us, sent again with its Seq) is
+// stale: once the duplicate is gone, nobody can keep this node barred.
+func TestReplayedDuplicateProofIsStale(t *testing.T) {
+	n := newTestNode(t)
+	proof := Message{Type: Query, Cluster: "test", From: "me", Incarnation: 1, Seq: 7, Nonce: n.cfg.Incarnation}
+	n.Step(t0, proof)
+	require.False(t, n.Hearing(t0).Duplicate.First, "an older live process: this one is barred")
+	later := t0.Add(forgetIntervals * n.cfg.Interval)
+	require.Zero(t, n.Hearing(later).Duplicate, "not heard for long: forgotten")
+	n.Step(later, proof)
+	assert.Zero(t, n.Hearing(later).Duplicate, "the same proof again is a replay")
+	proof.Seq++
+	n.Step(later, proof)
+	assert.NotZero(t, n.Hearing(later).Duplicate, "a new one counts")
 }
 
 // A claim from a node that says it hears nobody is reported at once and
