@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/lanleader/lanleader/election"
@@ -69,17 +70,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	if store != nil {
 		defer store.Close()
 	}
-	persist := statePersister{store: store, runner: func() *jobs.Runner { return d.runner }, log: logger}
-	adopt := func(from string, holding bool, p []byte) {
-		if err := d.runner.AdoptLedgerFrom(from, holding, p); err != nil {
-			logger.Warn("ignoring a leader's job ledger that does not decode", "err", err)
-			return
-		}
-		// On disk before the elector acknowledges it (quorum mode).
-		if err := persist.saveLedger(); err != nil {
-			logger.Error("cannot save the job ledger", "err", err)
-		}
-	}
+	persist := statePersister{store: store, runner: func() *jobs.Runner { return d.runner }, log: logger, unkept: new(atomic.Bool)}
 	for _, w := range rc.warnings {
 		logger.Warn(w)
 	}
@@ -91,7 +82,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		Metrics:     m,
 		Ledger:      func() []byte { return d.runner.Ledger() },
 		StateLedger: func() []byte { return d.runner.StateLedger() },
-		AdoptLedger: adopt,
+		AdoptLedger: persist.adopt,
 		State:       store,
 		Request:     func(p []byte) []byte { return d.trigger.Handle(p) },
 	})

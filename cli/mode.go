@@ -85,8 +85,11 @@ type Env struct {
 	// runner (jobs.Runner.AdoptLedgerFrom): from is the sender ("" if
 	// unknown), holding whether it says it still runs the running entries
 	// of the terms it led (udp: protocol.PeerPayload.Holding). Call it
-	// before reporting a takeover to the callbacks.
-	AdoptLedger func(from string, holding bool, p []byte)
+	// before reporting a takeover to the callbacks. It returns an error
+	// when the ledger could not be kept (it does not decode, or the state
+	// file could not be written; logged already): a mode that acknowledges
+	// ledgers must not acknowledge it.
+	AdoptLedger func(from string, holding bool, p []byte) error
 	// Request answers a client's request to the leader (`lanleader
 	// trigger`); a mode that can carry requests from clients hands their
 	// payloads to it and sends back what it returns (nil: no answer).

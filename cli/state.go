@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 
 	"github.com/lanleader/lanleader/internal/statefile"
 	"github.com/lanleader/lanleader/jobs"
@@ -57,6 +58,31 @@ type statePersister struct {
 	store  *statefile.Store
 	runner func() *jobs.Runner
 	log    *slog.Logger
+	// unkept is set while ledgers heard cannot be kept (adopt), so that
+	// the failure is logged once, not on every heartbeat.
+	unkept *atomic.Bool
+}
+
+// adopt hands a ledger heard from node from to the runner and saves it
+// (Env.AdoptLedger): on disk before the elector acknowledges it. It
+// returns an error when the ledger cannot be kept, because it does not
+// decode or the state file cannot be written; the udp elector then
+// acknowledges no heartbeat until a ledger is kept again (it passes each
+// one again meanwhile). The first failure is logged at ERROR, with the
+// file and the cause; the recovery at INFO.
+func (p statePersister) adopt(from string, holding bool, b []byte) error {
+	err := p.runner().AdoptLedgerFrom(from, holding, b)
+	if err == nil {
+		err = p.saveLedger()
+	}
+	switch {
+	case err != nil && !p.unkept.Swap(true):
+		p.log.Error("cannot keep the job ledger heard; in quorum mode this node acknowledges no heartbeat until it can",
+			"from", from, "err", err)
+	case err == nil && p.unkept.Swap(false):
+		p.log.Info("job ledger kept again; acknowledging heartbeats", "from", from)
+	}
+	return err
 }
 
 // restore hands the runner what the state file holds: the ledger (so a

@@ -2,6 +2,10 @@ package cli
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,4 +65,64 @@ func TestStateFileKeepsThePreviousProcesssRunAcrossResaves(t *testing.T) {
 			assert.Equal(t, []jobs.LedgerEntry{running}, l.Entries, "the state file says what the node knows")
 		})
 	}
+}
+
+// Issue 22, item 6: a ledger heard that cannot be kept (the state file
+// cannot be written: a full disk) is reported to the mode as an error, so
+// the udp elector does not acknowledge it, and logged once at ERROR with
+// the file and the cause, however often the save is retried; its recovery
+// once at INFO. A ledger that does not decode is not kept either.
+func TestAdoptReportsALedgerItCannotKeep(t *testing.T) {
+	dir := t.TempDir()
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	st, _, err := statefile.Open(dir, log)
+	require.NoError(t, err)
+	defer st.Close()
+	spec := jobs.Spec{Name: "m", Schedule: "0 * * * *", Command: []string{"/bin/true"}}
+	r, err := jobs.NewRunner(jobs.RunnerConfig{Node: "a", Jobs: []jobs.Spec{spec}})
+	require.NoError(t, err)
+	p := statePersister{store: st, runner: func() *jobs.Runner { return r }, log: log, unkept: new(atomic.Bool)}
+	heard := func(hour int) []byte {
+		return jobs.Ledger{Entries: []jobs.LedgerEntry{{JobID: jobs.JobIDOf("m"), Term: 1, Outcome: jobs.OutcomeRunning,
+			Instant: time.Date(2000, 1, 1, hour, 0, 0, 0, time.UTC)}}}.Encode()
+	}
+	require.NoError(t, p.adopt("l", false, heard(1)))
+
+	path := filepath.Join(dir, statefile.FileName)
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.Mkdir(path, 0o700)) // the file cannot be replaced any more
+	for hour := 2; hour <= 4; hour++ {
+		err := p.adopt("l", false, heard(hour))
+		require.Error(t, err, "hour %d: not on disk", hour)
+		assert.Contains(t, err.Error(), path)
+	}
+	errs := lines(logs.String(), "level=ERROR", "cannot keep the job ledger heard", path)
+	assert.Len(t, errs, 1, "logged once, not on every heartbeat: %s", logs.String())
+
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, p.adopt("l", false, heard(4)), "the same ledger, passed again, is kept now")
+	assert.Len(t, lines(logs.String(), "level=INFO", "job ledger kept again"), 1)
+	_, saved, err := statefile.Open(dir, log)
+	require.NoError(t, err)
+	l, err := jobs.DecodeLedger(saved.Ledger)
+	require.NoError(t, err)
+	assert.Equal(t, time.Date(2000, 1, 1, 4, 0, 0, 0, time.UTC), l.Entries[0].Instant)
+
+	assert.Error(t, p.adopt("l", false, []byte{99}), "a ledger that does not decode is not kept")
+}
+
+// lines returns the lines of logs that contain every one of subs.
+func lines(logs string, subs ...string) []string {
+	var out []string
+	for _, l := range strings.Split(logs, "\n") {
+		all := true
+		for _, s := range subs {
+			all = all && strings.Contains(l, s)
+		}
+		if all {
+			out = append(out, l)
+		}
+	}
+	return out
 }

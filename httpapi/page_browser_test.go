@@ -76,7 +76,7 @@ func startPageNode(t *testing.T, net_ *memnet.Network, i int, specs []jobs.Spec)
 	pn.el, err = udp.New(udp.Config{
 		Protocol: pc, Transport: net_.Join(addr), Logger: quiet,
 		Payload:   pn.runner.Ledger,
-		OnPayload: func(h protocol.PeerPayload) { _ = pn.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload) },
+		OnPayload: func(h protocol.PeerPayload) error { return pn.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload) },
 	})
 	require.NoError(t, err)
 	changes := httpapi.NewChangeLog(id)

@@ -203,7 +203,7 @@ func (c *jobCluster) start(i int) *cnode {
 			c.t.Errorf("%s: adopting a ledger: %v", nd.id, err)
 		}
 	}
-	onPayload := func(h protocol.PeerPayload) {
+	onPayload := func(h protocol.PeerPayload) error {
 		l, err := jobs.DecodeLedger(h.Payload)
 		assert.NoError(c.t, err, "%s: a leader's ledger does not decode", nd.id)
 		nd.mu.Lock()
@@ -212,6 +212,7 @@ func (c *jobCluster) start(i int) *cnode {
 		if c.wiring == push {
 			adopt(h)
 		}
+		return nil
 	}
 	el, err := udp.New(udp.Config{
 		Protocol:  pc,

@@ -50,7 +50,7 @@ func startNode(t *testing.T, n *memnet.Network, i int, key *wire.Keyring) *node 
 	nd.el, err = udp.New(udp.Config{
 		Protocol: pc, Transport: n.Join(netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i))),
 		Keyring: key, Logger: quiet, Payload: nd.runner.Ledger,
-		OnPayload: func(h protocol.PeerPayload) { _ = nd.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload) },
+		OnPayload: func(h protocol.PeerPayload) error { return nd.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload) },
 		OnRequest: h.Handle,
 	})
 	require.NoError(t, err)

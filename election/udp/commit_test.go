@@ -44,7 +44,7 @@ func TestCommitQuorum(t *testing.T) {
 			pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(i+1))
 			e, err := udp.New(udp.Config{
 				Protocol: pc, Transport: net.Join(addrs[i]), Payload: payload, Logger: slog.New(slog.DiscardHandler),
-				OnPayload: func(h protocol.PeerPayload) { heard[i].Store(string(h.Payload)) },
+				OnPayload: func(h protocol.PeerPayload) error { heard[i].Store(string(h.Payload)); return nil },
 			})
 			require.NoError(t, err)
 			els[i] = e

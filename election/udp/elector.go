@@ -43,8 +43,13 @@ type Config struct {
 	// sent: a node that takes over already holds what its peers told it,
 	// and a follower that persists the ledger here has it on disk before
 	// it acknowledges it. It must not block for long; the payload must not
-	// be kept or modified.
-	OnPayload func(protocol.PeerPayload)
+	// be kept or modified. It returns an error when it could not keep the
+	// payload (it does not decode, or could not be saved: a full disk); in
+	// quorum mode no heartbeat is then acknowledged (no ACK leaves) until a
+	// later call succeeds, and every payload heard meanwhile is passed
+	// again, changed or not, so that keeping it is retried: a leader must
+	// not count on a ledger that this node would lose in a restart.
+	OnPayload func(protocol.PeerPayload) error
 	// OnDurable, if set, is called with the protocol's Durable state in
 	// the run loop: whenever the highest round, term or the
 	// quorum grant's binding changes, before any packet queued with the
@@ -118,8 +123,11 @@ type Elector struct {
 	timer    loopTimer
 	probeCtx context.Context
 	// delivered is, per sender, the last payload passed to OnPayload
-	// (run loop only).
+	// and kept (run loop only).
 	delivered map[string]protocol.PeerPayload
+	// unkept is set while the last OnPayload call failed: ACKs are held
+	// back and every payload is passed again (run loop only).
+	unkept bool
 	// holding is what SetHolding last set; holdCh asks the run loop to
 	// pass it to the node.
 	holding atomic.Bool

@@ -34,6 +34,9 @@ type cluster struct {
 	keyFor      func(i int) *wire.Keyring
 	idFor       func(i int) string
 	expectPeers bool
+	// config, if set, adjusts node i's whole config last (quorum mode,
+	// an OnPayload of the test's own).
+	config func(i int, cfg *udp.Config)
 }
 
 type node struct {
@@ -80,7 +83,7 @@ func (c *cluster) start(i int) *node {
 	pc.NodeID, pc.Cluster = nd.id, "test"
 	pc.Rand = rand.New(rand.NewPCG(uint64(i), 7))
 	pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(i))
-	e, err := udp.New(udp.Config{
+	cfg := udp.Config{
 		Protocol:    pc,
 		Transport:   c.net.Join(nd.addr),
 		Clock:       udp.GoClock{}, // fake time: a suspend-counting clock would run on
@@ -88,17 +91,22 @@ func (c *cluster) start(i int) *node {
 		ExpectPeers: c.expectPeers,
 		Logger:      slog.New(slog.NewTextHandler(&nd.logs, nil)),
 		Payload:     c.payload,
-		OnPayload: func(h protocol.PeerPayload) {
+		OnPayload: func(h protocol.PeerPayload) error {
 			nd.mu.Lock()
 			nd.lastPayload = string(h.Payload)
 			nd.mu.Unlock()
+			return nil
 		},
 		OnPacket: func(typ, result string) {
 			nd.mu.Lock()
 			nd.packets[typ+"/"+result]++
 			nd.mu.Unlock()
 		},
-	})
+	}
+	if c.config != nil {
+		c.config(i, &cfg)
+	}
+	e, err := udp.New(cfg)
 	require.NoError(c.t, err)
 	nd.elector = e
 	ctx, cancel := context.WithCancel(context.Background())

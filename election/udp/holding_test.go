@@ -42,10 +42,11 @@ func TestHoldingFollowerRenewsOnEveryHeartbeat(t *testing.T) {
 				Protocol: pc, Transport: net.Join(netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i+1))),
 				Clock: udp.GoClock{}, Logger: slog.New(slog.DiscardHandler),
 				Payload: func() []byte { return []byte(id + "'s ledger") },
-				OnPayload: func(h protocol.PeerPayload) {
+				OnPayload: func(h protocol.PeerPayload) error {
 					mu.Lock()
 					heard[id] = append(heard[id], h)
 					mu.Unlock()
+					return nil
 				},
 			})
 			require.NoError(t, err)

@@ -211,20 +211,25 @@ func (e *Elector) setHolding() {
 }
 
 // deliverPayload passes a payload heard from another node to OnPayload,
-// once per change per sender, and every time from a holding sender; it
+// once per change per sender, every time from a holding sender, and every
+// time while the last call could not keep its payload (unkept); it
 // reports whether it did.
 func (e *Elector) deliverPayload(h protocol.PeerPayload) bool {
 	if e.cfg.OnPayload == nil || h.From == e.cfg.Protocol.NodeID {
 		return false
 	}
-	if last, ok := e.delivered[h.From]; ok && !h.Holding && !last.Holding && bytes.Equal(last.Payload, h.Payload) {
+	if last, ok := e.delivered[h.From]; ok && !e.unkept && !h.Holding && !last.Holding && bytes.Equal(last.Payload, h.Payload) {
 		return false
 	}
 	if _, ok := e.delivered[h.From]; !ok && len(e.delivered) >= maxAddrs {
 		clear(e.delivered)
 	}
-	e.delivered[h.From] = h
-	e.cfg.OnPayload(h)
+	e.unkept = e.cfg.OnPayload(h) != nil
+	if e.unkept {
+		delete(e.delivered, h.From)
+	} else {
+		e.delivered[h.From] = h
+	}
 	return true
 }
 
@@ -251,7 +256,9 @@ func (e *Elector) countPacket(typ, result string) {
 
 // flush saves what must be durable (durable.go), then sends what the
 // protocol queued: broadcasts to all, directed messages to the address
-// their recipient last sent from (or to all if unknown).
+// their recipient last sent from (or to all if unknown). VOTEs and ACKs
+// wait while the election state is not saved, ACKs also while a payload
+// heard is not kept (unkept).
 func (e *Elector) flush() { e.flushOut(time.Time{}, false) }
 
 // flushOut is flush, at now (the zero time: it reads the clock); final
@@ -275,7 +282,7 @@ func (e *Elector) flushOut(now time.Time, final bool) time.Time {
 	}
 	saved := e.durable.current(state)
 	for _, env := range out {
-		if !saved && heldBack(env.Msg) {
+		if !saved && heldBack(env.Msg) || e.unkept && env.Msg.Type == protocol.Ack {
 			continue
 		}
 		b, err := wire.Encode(env.Msg, e.cfg.Keyring)
