@@ -1,7 +1,6 @@
 package etcd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,9 +20,9 @@ var _ jobs.StartGate = (*Ledger)(nil)
 // the leadership the entry's term names, or its lease is in doubt.
 var ErrNotLeader = errors.New("etcd: not the leader of this term")
 
-// ErrLedgerChanged is returned by Ledger.Commit when the job's ledger key
-// changed since this leader read or wrote it: something else writes under
-// this cluster's prefix.
+// ErrLedgerChanged is returned by Ledger.Commit when another writer changed
+// the job's ledger key since this leader read or wrote it: something else
+// writes under this cluster's prefix.
 var ErrLedgerChanged = errors.New("etcd: ledger entry changed under this leader")
 
 // LedgerConfig configures a Ledger.
@@ -41,10 +40,11 @@ type LedgerConfig struct {
 // Ledger keeps the job ledger in etcd, one key per job under the election's
 // prefix (Prefix+"/ledger/"+job name; a job's manual runs, which have a
 // ledger id of their own, under Prefix+"/manual/"+job name), each value a
-// one-entry jobs.Ledger encoding. Only the current leader writes: every write is a transaction
-// that holds only while this node's leader key exists with the term's
-// revision, and while the job's key is still what this leader last read or
-// wrote.
+// one-entry jobs.Ledger encoding. Only the current leader writes: every
+// write is a transaction that holds only while this node's leader key
+// exists with the term's revision, and while the job's key is still what
+// this leader last read or wrote (or a write of its own whose answer was
+// lost: keyState).
 //
 // Jobs are known by the keys the Ledger has seen: those a takeover read and
 // those Commit wrote. A job added or renamed by a reload is known from its
@@ -55,17 +55,15 @@ type Ledger struct {
 	cfg LedgerConfig
 	log *slog.Logger
 
-	// mu serializes writes, so the per-key revisions below stay exact.
+	// mu serializes writes, so each key's state stays exact.
 	mu sync.Mutex
 	// term is the leadership TakeOver last read the ledger for.
 	term uint64
 	// names maps ledger ids (scheduled and manual runs) to their keys:
 	// every key a takeover read or Commit wrote, in any leadership.
 	names map[uint64]string
-	// rev is, per ledger key, the ModRevision this leader last saw (0:
-	// absent); val is the value at that revision.
-	rev map[string]int64
-	val map[string][]byte
+	// keys is what the leadership of term knows of each key in etcd.
+	keys map[string]*keyState
 
 	syncMu  sync.Mutex
 	syncing bool
@@ -76,7 +74,7 @@ type Ledger struct {
 // TakeOver into el (SetBeforeLeading), so a new leader reads the ledger
 // before it schedules anything.
 func NewLedger(el *Elector, cfg LedgerConfig) *Ledger {
-	l := &Ledger{el: el, cfg: cfg, log: cfg.Logger, names: map[uint64]string{}}
+	l := &Ledger{el: el, cfg: cfg, log: cfg.Logger, names: map[uint64]string{}, keys: map[string]*keyState{}}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -120,13 +118,12 @@ func (l *Ledger) TakeOver(ctx context.Context, term uint64) error {
 	if err != nil {
 		return fmt.Errorf("read ledger under %s: %w", l.el.Prefix(), err)
 	}
-	rev := map[string]int64{}
-	val := map[string][]byte{}
+	keys := map[string]*keyState{}
 	names := map[uint64]string{}
 	for i, k := range kinds {
 		for _, kv := range resp.Responses[i].GetResponseRange().Kvs {
 			key := string(kv.Key)
-			rev[key], val[key] = kv.ModRevision, kv.Value
+			keys[key] = &keyState{rev: kv.ModRevision, val: kv.Value}
 			name := strings.TrimPrefix(key, l.el.Prefix()+k.dir)
 			names[k.id(name)] = key
 			if err := checkValue(k.id(name), kv.Value); err != nil {
@@ -141,10 +138,10 @@ func (l *Ledger) TakeOver(ctx context.Context, term uint64) error {
 		}
 	}
 	l.mu.Lock()
-	l.term, l.rev, l.val = term, rev, val
+	l.term, l.keys = term, keys
 	maps.Copy(l.names, names)
 	l.mu.Unlock()
-	l.log.Info("etcd: ledger read", "term", term, "entries", len(rev), "revision", resp.Header.Revision)
+	l.log.Info("etcd: ledger read", "term", term, "entries", len(keys), "revision", resp.Header.Revision)
 	return nil
 }
 
@@ -160,12 +157,15 @@ func checkValue(id uint64, v []byte) error {
 	return nil
 }
 
-// Commit records e, job's entry (of its scheduled or its manual runs), in etcd before its run starts: nil means
-// it is written and only then may the process start. It fails with
-// ErrNotLeader if this node does not lead under e.Term with its lease
-// certainly alive, or if the leader key is gone by the time etcd applies
-// the write; with ErrLedgerChanged if the job's key changed since this
-// leader last saw it. It gives up when the lease's local deadline passes.
+// Commit records e, job's entry (of its scheduled or its manual runs), in
+// etcd before its run starts: nil means it is written and only then may the
+// process start. It fails with ErrNotLeader if this node does not lead
+// under e.Term with its lease certainly alive, or if the leader key is gone
+// by the time etcd applies the write; with ErrLedgerChanged if another
+// writer changed the job's key since this leader last saw it. It gives up
+// when ctx ends or the lease's local deadline passes; etcd may then have
+// applied the write all the same, which the job's next write finds out
+// (keyState), so one lost answer never blocks the job's later runs.
 func (l *Ledger) Commit(ctx context.Context, job string, e jobs.LedgerEntry) error {
 	if e.JobID == 0 {
 		e.JobID = jobs.JobIDOf(job)
@@ -177,99 +177,10 @@ func (l *Ledger) Commit(ctx context.Context, job string, e jobs.LedgerEntry) err
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.names[e.JobID] = key // its outcome is Sync's to write, whatever the jobs are by then
-	return l.write(ctx, e.Term, key, jobs.Ledger{Entries: []jobs.LedgerEntry{e}}.Encode())
+	return l.write(ctx, e.Term, key, encodeEntry(e))
 }
 
-// write puts v at key in a transaction guarded by the leader key of term
-// and the key's last seen revision. Must hold l.mu.
-func (l *Ledger) write(ctx context.Context, term uint64, key string, v []byte) error {
-	leaderKey, remaining, ok := l.el.leading(term)
-	if !ok {
-		return fmt.Errorf("%w (term %d)", ErrNotLeader, term)
-	}
-	if l.term != term {
-		return fmt.Errorf("%w: ledger was not read for term %d", ErrNotLeader, term)
-	}
-	ctx, cancel := context.WithTimeout(ctx, remaining)
-	defer cancel()
-	resp, err := l.el.Client().Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(leaderKey), "=", int64(term)),
-			clientv3.Compare(clientv3.ModRevision(key), "=", l.rev[key])).
-		Then(clientv3.OpPut(key, string(v))).
-		Else(clientv3.OpGet(leaderKey, clientv3.WithKeysOnly())).
-		Commit()
-	if err != nil {
-		return fmt.Errorf("etcd: ledger write %s: %w", key, err)
-	}
-	if !resp.Succeeded {
-		if len(resp.Responses) > 0 && len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
-			return fmt.Errorf("%w: leader key %s is gone", ErrNotLeader, leaderKey)
-		}
-		return fmt.Errorf("%w: %s", ErrLedgerChanged, key)
-	}
-	l.rev[key], l.val[key] = resp.Header.Revision, v
-	return nil
-}
-
-// Sync writes the runner's ledger entries that differ from what etcd holds
-// (outcomes of finished runs, a new leader's takeover marks; not entries of
-// runs in progress, which Commit writes), in the background, under the current leadership. It never blocks: call it from
-// jobs.RunnerConfig.OnLedgerChange. Writes that fail are logged; the next
-// Sync tries again.
-func (l *Ledger) Sync() {
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
-	l.dirty = true
-	if l.syncing {
-		return
-	}
-	l.syncing = true
-	go l.syncLoop()
-}
-
-func (l *Ledger) syncLoop() {
-	for {
-		l.syncMu.Lock()
-		if !l.dirty {
-			l.syncing = false
-			l.syncMu.Unlock()
-			return
-		}
-		l.dirty = false
-		l.syncMu.Unlock()
-		l.syncOnce()
-	}
-}
-
-// syncOnce writes every entry of the runner's ledger that differs from the
-// value last seen in etcd.
-func (l *Ledger) syncOnce() {
-	if l.cfg.Current == nil {
-		return
-	}
-	cur, err := jobs.DecodeLedger(l.cfg.Current())
-	if err != nil {
-		l.log.Error("etcd: runner ledger does not decode", "err", err)
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, e := range cur.Entries {
-		key, ok := l.names[e.JobID]
-		if !ok || e.Outcome == jobs.OutcomeRunning {
-			// A started run's entry is Commit's to write: before the
-			// start, and only if the start goes ahead.
-			continue
-		}
-		v := jobs.Ledger{Entries: []jobs.LedgerEntry{e}}.Encode()
-		if bytes.Equal(l.val[key], v) {
-			continue
-		}
-		if err := l.write(context.Background(), l.term, key, v); err != nil {
-			if !errors.Is(err, ErrNotLeader) {
-				l.log.Warn("etcd: ledger entry not synced", "key", key, "err", err)
-			}
-			return
-		}
-	}
+// encodeEntry encodes e as a ledger key's value: a one-entry jobs.Ledger.
+func encodeEntry(e jobs.LedgerEntry) []byte {
+	return jobs.Ledger{Entries: []jobs.LedgerEntry{e}}.Encode()
 }

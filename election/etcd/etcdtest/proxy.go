@@ -60,5 +60,10 @@ func (p *Proxy) Heal() {
 func (p *Proxy) Close() error { return p.p.Close() }
 
 // DelayAnswers delays everything from the server to the client by d, so a
-// keepalive's answer arrives d after etcd renewed the lease.
+// keepalive's answer arrives d after etcd renewed the lease, and a request
+// that gives up sooner than d was applied by etcd with its answer lost.
 func (p *Proxy) DelayAnswers(d time.Duration) { p.p.DelayRx(d, 0) }
+
+// AnswersOnTime ends DelayAnswers: answers sent from now on are forwarded
+// at once (those already waiting arrive when their delay ends).
+func (p *Proxy) AnswersOnTime() { p.p.UndelayRx() }
