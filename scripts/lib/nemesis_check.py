@@ -239,7 +239,7 @@ def check(a):
     out, fails = [], []
 
     # Who led, and what the daemons said about instants.
-    became, decided_at, logged = [], {}, {}
+    became, decided_at, ended_at, logged = [], {}, {}, {}
     misfires, reruns, overtaken, errors = [], set(), [], {}
     for node, evs in logs.items():
         for ms, o in evs:
@@ -248,6 +248,8 @@ def check(a):
                 became.append((ms, node, o.get("term")))
             elif msg == "jobs: run started":
                 decided_at[(o.get("run_id"), o.get("attempt"))] = (ms, node, o)
+            elif msg == "jobs: attempt ended":
+                ended_at[(o.get("run_id"), o.get("attempt"))] = ms
             if o.get("level") == "ERROR" or "panic" in msg:
                 errors[msg] = errors.get(msg, 0) + 1
             job, sa = o.get("job"), o.get("scheduled_at")
@@ -276,12 +278,15 @@ def check(a):
     for x in sorted(atts, key=lambda x: x.start):
         n_attempt[x.run_id] = n_attempt.get(x.run_id, 0) + 1
         x.decided = decided_at.pop((x.run_id, n_attempt[x.run_id]), (None,))[0]
+        if x.end is None and (x.run_id, n_attempt[x.run_id]) in ended_at:
+            x.end, x.how = ended_at[(x.run_id, n_attempt[x.run_id])], "no end line; lanleader saw it end"
     # Attempts lanleader started whose process wrote no line: its node was
     # killed or paused first. They count as started, from lanleader's line.
-    for (run_id, _), (ms, node, o) in decided_at.items():
+    for (run_id, k), (ms, node, o) in decided_at.items():
         if o.get("job") in JOBS and o.get("scheduled_at"):
             x = Attempt(node, o["job"], inst(o["scheduled_at"]), int(o.get("term", 0)), run_id, ms)
             x.decided, x.how = ms, "no run line"
+            x.end = ended_at.get((run_id, k))
             atts.append(x)
     for x in atts:
         if x.end is None:
