@@ -43,8 +43,8 @@ type Hearing struct {
 	// Isolated: no message from any other node for 10 intervals. Alone
 	// in a one-node cluster is isolated too.
 	Isolated bool
-	// Deaf: Config.SelfEcho is on and this node's own broadcasts stopped
-	// coming back: it cannot receive.
+	// Deaf: Config.SelfEcho is on and a broadcast of this node has not
+	// come back for an interval: it cannot receive.
 	Deaf bool
 	// Rival is the last leader whose heartbeats this node ignores, heard
 	// within the last 30 intervals; zero if none.
@@ -172,10 +172,13 @@ func (n *Node) isolated(now time.Time) bool {
 	return now.Sub(n.hear.lastPeer) >= isolatedIntervals*n.cfg.Interval
 }
 
-// deaf: SelfEcho is on and a broadcast has not come back within a claim
-// window (loopback delivery takes microseconds).
+// deaf: SelfEcho is on and a broadcast has not come back for an interval.
+// Loopback delivery takes microseconds, but on a loaded host the echo
+// waits for the CPU like any packet, tens of milliseconds at job starts:
+// only an echo missing for as long as a heartbeat period means the node
+// cannot receive.
 func (n *Node) deaf(now time.Time) bool {
-	return n.cfg.SelfEcho && !n.hear.echoWant.IsZero() && now.Sub(n.hear.echoWant) >= n.t.ClaimWindow
+	return n.cfg.SelfEcho && !n.hear.echoWant.IsZero() && now.Sub(n.hear.echoWant) >= n.cfg.Interval
 }
 
 // sent records a broadcast for the self-echo check.
