@@ -105,24 +105,27 @@ class Attempt:
 def read_job_lines(work):
     """Attempts from every nm-jobs-nI.log, in stamp order per node."""
     atts, open_ = [], {}
+    lines = []
     for path in sorted(glob.glob(os.path.join(work, "nm-jobs-n*.log"))):
-        for line in open(path, encoding="utf-8", errors="replace"):
-            p = line.split()
-            if len(p) != 7:
-                continue
-            stamp, ev, node, job, sched, term, run_id = p
-            try:
-                ms, t = float(stamp) * 1000, int(term)
-                i = inst(sched)
-            except ValueError:
-                continue
-            if ev == "start":
-                a = Attempt(node, job, i, t, run_id, ms)
-                atts.append(a)
-                open_[(node, run_id)] = a
-            elif (node, run_id) in open_:
-                a = open_.pop((node, run_id))
-                a.end, a.how = ms, ev
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines += f.readlines()
+    for line in lines:
+        p = line.split()
+        if len(p) != 7:
+            continue
+        stamp, ev, node, job, sched, term, run_id = p
+        try:
+            ms, t = float(stamp) * 1000, int(term)
+            i = inst(sched)
+        except ValueError:
+            continue
+        if ev == "start":
+            a = Attempt(node, job, i, t, run_id, ms)
+            atts.append(a)
+            open_[(node, run_id)] = a
+        elif (node, run_id) in open_:
+            a = open_.pop((node, run_id))
+            a.end, a.how = ms, ev
     return atts
 
 
@@ -133,7 +136,9 @@ class Faults:
         self.lines, self.frozen, self.down, self.net, self.wiped, self.exited = [], {}, {}, [], {}, []
         self.stop_ms = None
         stopped, killed, net_open = {}, {}, None
-        for line in open(path, encoding="utf-8", errors="replace"):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.readlines()
+        for line in lines:
             p = line.split()
             if len(p) < 3:
                 continue
@@ -213,7 +218,8 @@ def uvarint(b, i):
 def saved_ledger(path):
     """job id → instant (unix seconds) of a state file's ledger; None if none."""
     try:
-        raw = open(path, "rb").read()
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError:
         return None
     body = json.loads(raw.split(b"\n", 1)[1])
