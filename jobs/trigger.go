@@ -41,7 +41,7 @@ func (r *Runner) Trigger(name string) (RunRecord, error) {
 		return RunRecord{}, fmt.Errorf("%w: %q", ErrUnknownJob, name)
 	}
 	ctx, term := j.runCtx, r.term // the job's run context: a reload that removes the job stops it
-	if r.closed || r.draining || term == 0 || ctx == nil || ctx.Err() != nil {
+	if !r.leadingLocked() || ctx == nil || ctx.Err() != nil {
 		return RunRecord{}, ErrNotLeading
 	}
 	if _, held := r.heldLocked(j, time.Now()); (j.active > 0 || held) && j.spec.Overlap == OverlapSkip {
