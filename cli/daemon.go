@@ -139,6 +139,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	if ln != nil {
 		srv := httpapi.New(httpapi.Config{
 			Elector:     el.Elector,
+			MayAct:      d.runner.MayAct,
 			Jobs:        func() []jobs.JobStatus { return d.runner.Snapshot() },
 			JobViews:    func(n int) []jobs.JobView { return d.runner.Jobs(n) },
 			Extra:       el.View,

@@ -73,7 +73,9 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer, extra
 	var es exitStatus
 	switch {
 	case errors.As(err, &es):
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		if !errors.As(err, new(silentError)) {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		}
 		return es.code
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, err, name)
@@ -130,6 +132,7 @@ Configuration: ` + DefaultConfigPath + ` (see docs/configuration.md).`,
 		newRunCmd(modes),
 		newCheckConfigCmd(modes),
 		newStatusCmd(),
+		newIsLeaderCmd(),
 		newJobsCmd(),
 		newTriggerCmd(),
 		newWhoCmd(),

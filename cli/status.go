@@ -31,17 +31,9 @@ With --config it reads the endpoint address from the file's election.http.`,
   lanleader status --http 127.0.0.1:7484 --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if configPath != "" && !cmd.Flags().Changed("http") {
-				f, err := config.LoadWith(configPath, config.Options{ElectionKeys: electionKeys(BuiltinModes())})
-				if err != nil {
-					return ConfigError{err}
-				}
-				if f.Election.HTTP != nil {
-					addr = *f.Election.HTTP
-				}
-				if addr == "" {
-					return ConfigError{fmt.Errorf("%s: election.http is empty: the node serves no status", f.Where("election.http"))}
-				}
+			addr, err := endpointAddr(cmd, configPath, addr)
+			if err != nil {
+				return err
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
@@ -58,6 +50,25 @@ With --config it reads the endpoint address from the file's election.http.`,
 	fs.BoolVar(&asJSON, "json", false, "print the raw JSON status")
 	fs.DurationVar(&timeout, "timeout", 3*time.Second, "give up after this long")
 	return cmd
+}
+
+// endpointAddr is the status endpoint to ask: --http, or, with --config
+// and no --http, the file's election.http.
+func endpointAddr(cmd *cobra.Command, configPath, addr string) (string, error) {
+	if configPath == "" || cmd.Flags().Changed("http") {
+		return addr, nil
+	}
+	f, err := config.LoadWith(configPath, config.Options{ElectionKeys: electionKeys(BuiltinModes())})
+	if err != nil {
+		return "", ConfigError{err}
+	}
+	if f.Election.HTTP != nil {
+		addr = *f.Election.HTTP
+	}
+	if addr == "" {
+		return "", ConfigError{fmt.Errorf("%s: election.http is empty: the node serves no status", f.Where("election.http"))}
+	}
+	return addr, nil
 }
 
 // printDoc writes a fetched document as indented JSON or as its table.

@@ -29,28 +29,9 @@ func FetchStatus(ctx context.Context, addr string) (StatusDoc, error) {
 // getJSON GETs url and decodes its JSON body into v; errors name what and
 // the URL.
 func getJSON(ctx context.Context, url, what string, v any) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, fetchTimeout)
-		defer cancel()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, body, err := get(ctx, url, what)
 	if err != nil {
-		return fmt.Errorf("httpapi: %s from %s: %w", what, url, err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		// Not *url.Error's own text: it repeats the method and the URL.
-		var ue *neturl.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("httpapi: %s from %s: %w", what, url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return fmt.Errorf("httpapi: %s from %s: read: %w", what, url, err)
+		return err
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("httpapi: %s from %s: %s: %s", what, url, resp.Status, strings.TrimSpace(string(body)))
@@ -61,12 +42,46 @@ func getJSON(ctx context.Context, url, what string, v any) error {
 	return nil
 }
 
-func statusURL(addr string) string {
+// get GETs url (within fetchTimeout when ctx has no deadline) and returns
+// the response with its body read (at most 16 MiB); errors name what and
+// the URL.
+func get(ctx context.Context, url, what string) (*http.Response, []byte, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, fetchTimeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("httpapi: %s from %s: %w", what, url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		// Not *url.Error's own text: it repeats the method and the URL.
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, nil, fmt.Errorf("httpapi: %s from %s: %w", what, url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, nil, fmt.Errorf("httpapi: %s from %s: read: %w", what, url, err)
+	}
+	return resp, body, nil
+}
+
+func statusURL(addr string) string { return endpointURL(addr, "/status") }
+
+// endpointURL is path on the endpoint at addr ("host:port" or an http://
+// URL; DefaultAddr if empty).
+func endpointURL(addr, path string) string {
 	if addr == "" {
 		addr = DefaultAddr
 	}
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
 	}
-	return strings.TrimSuffix(addr, "/") + "/status"
+	return strings.TrimSuffix(addr, "/") + path
 }

@@ -68,6 +68,7 @@ type pageData struct {
 	Since               time.Time
 	Ready               bool
 	ReadyWhy            string
+	MayNotAct           bool // leads but may not start a run now (/leader 503)
 	Quorum              QuorumView
 	HasQuorum           bool
 	QuorumKnown         bool
@@ -88,11 +89,13 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		}
 		refresh = n
 	}
-	st := s.cfg.Elector.Status()
+	l := s.leadership()
+	st := l.Status
 	ready, why := Readiness(s.cfg.Elector, st)
 	d := pageData{
 		Node: st.Node, Role: st.Role.String(), Version: s.cfg.Version, Leader: st.Leader, Term: st.Term,
-		Since: st.Since, Ready: ready, ReadyWhy: why, Now: s.now(), Refresh: refresh,
+		Since: st.Since, Ready: ready, ReadyWhy: why, MayNotAct: st.IsLeader() && !l.MayAct,
+		Now: s.now(), Refresh: refresh,
 	}
 	if s.cfg.Quorum != nil {
 		d.Quorum = s.cfg.Quorum()

@@ -26,8 +26,12 @@ const shutdownGrace = 5 * time.Second
 
 // Config configures a Server. Elector is required; the rest is optional.
 type Config struct {
-	// Elector supplies the status for /status and /readyz.
+	// Elector supplies the status for /status, /leader and /readyz.
 	Elector election.Elector
+	// MayAct reports whether this node may start a run now: the job
+	// runner's start check (jobs.Runner.MayAct), which /leader and
+	// /status's may_act report. Nil means "the elector says it leads".
+	MayAct func() bool
 	// Jobs returns the job runner's per-job status, the "jobs" field of
 	// /status. Nil leaves the field out. Called per request.
 	Jobs func() []jobs.JobStatus
@@ -98,11 +102,11 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg, log: log, now: time.Now}
 }
 
-// Handler returns the endpoint's routes: /livez, /readyz, /status, /jobs,
-// /metrics, and the status page at /. It is for a server of the caller's
-// own: it checks no Host, and, not knowing where it is served, serves
-// output tails only if Config.OutputTails says so. ServeListener serves
-// it with the checks its address calls for.
+// Handler returns the endpoint's routes: /livez, /readyz, /status,
+// /leader, /jobs, /metrics, and the status page at /. It is for a server of
+// the caller's own: it checks no Host, and, not knowing where it is served,
+// serves output tails only if Config.OutputTails says so. ServeListener
+// serves it with the checks its address calls for.
 func (s *Server) Handler() http.Handler {
 	return s.handler(handlerExposure(s.cfg))
 }
@@ -115,6 +119,7 @@ func (s *Server) handler(exp exposure) http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) { s.status(w, exp) })
+	mux.HandleFunc("GET /leader", s.leaderHandler)
 	mux.HandleFunc("GET /jobs", func(w http.ResponseWriter, r *http.Request) { s.jobsHandler(w, r, exp) })
 	if s.cfg.Metrics != nil {
 		mux.Handle("GET /metrics", s.cfg.Metrics.Handler())
@@ -148,11 +153,12 @@ func (s *Server) status(w http.ResponseWriter, exp exposure) {
 
 // statusDoc builds the document /status serves.
 func (s *Server) statusDoc(exp exposure) StatusDoc {
-	st := s.cfg.Elector.Status()
+	l := s.leadership()
+	st := l.Status
 	ready, _ := Readiness(s.cfg.Elector, st)
 	doc := StatusDoc{
 		Node: st.Node, Role: st.Role, Term: st.Term, Leader: st.Leader, Since: st.Since,
-		Ready: ready, Version: s.cfg.Version, Time: s.now(),
+		MayAct: &l.MayAct, Ready: ready, Version: s.cfg.Version, Time: s.now(),
 	}
 	if s.cfg.Jobs != nil {
 		doc.Jobs = s.view("jobs", func() any { return exp.statuses(s.cfg.Jobs()) }, &doc.Warnings)

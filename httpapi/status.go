@@ -21,6 +21,10 @@ type StatusDoc struct {
 	Leader election.LeaderInfo `json:"leader"`
 	// Since is when Role last changed; absent before the elector reported.
 	Since time.Time `json:"since,omitzero"`
+	// MayAct is what /leader answers: this node leads and may start a run
+	// now (the job runner's start check). Always set by this version's
+	// server; nil in a document from an older one.
+	MayAct *bool `json:"may_act,omitempty"`
 	// Ready is what /readyz answers: the node leads, knows a leader, or
 	// (modes without a known leader, like env) has joined.
 	Ready bool `json:"ready"`

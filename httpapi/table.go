@@ -28,6 +28,9 @@ func WriteTable(w io.Writer, doc StatusDoc) error {
 			role += " (" + doc.Time.Sub(doc.Since).Round(time.Second).String() + ")"
 		}
 	}
+	if doc.Role == election.Leader && doc.MayAct != nil && !*doc.MayAct {
+		role += ", may not act now"
+	}
 	row("ROLE", role)
 	row("TERM", fmt.Sprint(doc.Term))
 	row("LEADER", leaderText(doc))

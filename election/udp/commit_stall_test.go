@@ -18,6 +18,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/memnet"
 	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/udptest"
 	"github.com/lanleader/lanleader/election/udp/wire"
 )
 
@@ -80,7 +81,7 @@ func TestStalledLeaderCommitsNothingOnAQueuedAck(t *testing.T) {
 		net.SetDelay(time.Millisecond)
 		els := make([]*udp.Elector, 3)
 		trs := make([]*stallTransport, 3)
-		clocks := make([]*fakeClock, 3)
+		clocks := make([]*udptest.JumpClock, 3)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{}, 3)
 		var version sync.Map
@@ -90,7 +91,7 @@ func TestStalledLeaderCommitsNothingOnAQueuedAck(t *testing.T) {
 			pc.Rand = rand.New(rand.NewPCG(uint64(i), 7))
 			pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(i+1))
 			trs[i] = newStallTransport(net.Join(netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i+1))))
-			clocks[i] = &fakeClock{}
+			clocks[i] = &udptest.JumpClock{}
 			payload := func() []byte { v, _ := version.Load(i); return fmt.Appendf(nil, "ledger v%v", v) }
 			e, err := udp.New(udp.Config{Protocol: pc, Transport: trs[i], Clock: clocks[i], Payload: payload,
 				Logger: slog.New(slog.DiscardHandler)})
@@ -119,7 +120,7 @@ func TestStalledLeaderCommitsNothingOnAQueuedAck(t *testing.T) {
 		default:
 		}
 		promise := protocol.DefaultLANConfig().Timings().Promise
-		clocks[l].jump(promise + time.Second) // the stall: a successor was elected and gathered meanwhile
+		clocks[l].Jump(promise + time.Second) // the stall: a successor was elected and gathered meanwhile
 		require.Positive(t, trs[l].release(), "the followers' ACKs of the run's heartbeat were queued")
 		synctest.Wait()
 		select {

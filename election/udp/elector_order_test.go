@@ -16,6 +16,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/memnet"
 	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/udptest"
 	"github.com/lanleader/lanleader/election/udp/wire"
 )
 
@@ -31,25 +32,6 @@ func (w watchTransport) Broadcast(b []byte) error {
 		w.onSend(m)
 	}
 	return w.Transport.Broadcast(b)
-}
-
-// fakeClock is a Clock the test moves by hand on top of fake time: a jump
-// is a host suspend (no monotonic time passes, the clock counts on).
-type fakeClock struct {
-	mu   sync.Mutex
-	skew time.Duration
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.skew)
-}
-
-func (c *fakeClock) jump(d time.Duration) {
-	c.mu.Lock()
-	c.skew += d
-	c.mu.Unlock()
 }
 
 // soloLeader runs a one-node cluster until it leads.
@@ -120,10 +102,10 @@ func TestResignLeavesAfterLeadershipEnded(t *testing.T) {
 // claim (which, alone, it wins).
 func TestSuspendedLeaderMayNotAct(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := &fakeClock{}
+		clock := &udptest.JumpClock{}
 		e, cancel, done := soloLeader(t, clock, nil, election.Callbacks{})
 		require.True(t, e.CanActAsLeader())
-		clock.jump(10 * time.Second)
+		clock.Jump(10 * time.Second)
 		assert.False(t, e.CanActAsLeader(), "a leader that slept 10 s acts as if it had not")
 		advance(time.Second)
 		assert.Positive(t, e.Stats().Pauses, "the suspend is handled as a pause")
