@@ -78,3 +78,6 @@ func (b *backoff) next() time.Duration {
 	b.cur = min(2*b.cur, b.max)
 	return d
 }
+
+// reset makes the next wait first again.
+func (b *backoff) reset() { b.cur = 0 }

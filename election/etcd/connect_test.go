@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -122,8 +123,26 @@ type recordLog struct {
 }
 
 func (l *recordLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l *recordLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
 func (l *recordLog) WithGroup(string) slog.Handler            { return l }
+
+// WithAttrs returns a handler that records into l with attrs added to
+// every record (a logger's With).
+func (l *recordLog) WithAttrs(attrs []slog.Attr) slog.Handler { return &recordWith{l, attrs} }
+
+type recordWith struct {
+	*recordLog
+	attrs []slog.Attr
+}
+
+func (w *recordWith) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &recordWith{w.recordLog, append(slices.Clip(w.attrs), attrs...)}
+}
+
+func (w *recordWith) Handle(ctx context.Context, r slog.Record) error {
+	r = r.Clone()
+	r.AddAttrs(w.attrs...)
+	return w.recordLog.Handle(ctx, r)
+}
 
 func (l *recordLog) Handle(_ context.Context, r slog.Record) error {
 	l.mu.Lock()

@@ -65,9 +65,8 @@ type Ledger struct {
 	// keys is what the leadership of term knows of each key in etcd.
 	keys map[string]*keyState
 
-	syncMu  sync.Mutex
-	syncing bool
-	dirty   bool
+	// syncer runs Sync's passes and their retries.
+	syncer syncState
 }
 
 // NewLedger returns a Ledger in el's etcd and prefix, and hooks its
@@ -78,6 +77,7 @@ func NewLedger(el *Elector, cfg LedgerConfig) *Ledger {
 	if l.log == nil {
 		l.log = slog.Default()
 	}
+	l.syncer.retry = backoff{first: el.cfg.SessionTTL / 10, max: el.cfg.SessionTTL}
 	el.SetBeforeLeading(l.TakeOver)
 	return l
 }

@@ -4,69 +4,142 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync"
+	"time"
 
 	"github.com/lanleader/lanleader/jobs"
 )
 
+// syncState runs Sync's passes one at a time, and the retries of writes
+// that failed.
+type syncState struct {
+	mu sync.Mutex
+	// running is set while a goroutine runs passes; dirty while another
+	// pass is due.
+	running, dirty bool
+	// retry is the wait before the next retry pass; timer is the pending
+	// one, nil if none.
+	retry backoff
+	timer *time.Timer
+}
+
 // Sync writes the runner's ledger entries that differ from what etcd holds
 // (outcomes of finished runs, a new leader's takeover marks; not entries of
-// runs in progress, which Commit writes), in the background, under the current leadership. It never blocks: call it from
-// jobs.RunnerConfig.OnLedgerChange. Writes that fail are logged; the next
-// Sync tries again.
+// runs in progress, which Commit writes), in the background, under the
+// current leadership. It never blocks: call it from
+// jobs.RunnerConfig.OnLedgerChange.
+//
+// Each entry is written on its own: one that cannot be written holds back
+// no other. A write that failed for want of an answer (etcd unreachable,
+// slow, or refusing writes) is tried again by a pass on a timer, after
+// SessionTTL/10 and doubling up to SessionTTL, until it goes through or
+// this node no longer leads. An entry another writer changed, or one this
+// node can no longer write because its leadership ended, is logged and not
+// tried again: the next leader reads what etcd holds.
 func (l *Ledger) Sync() {
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
-	l.dirty = true
-	if l.syncing {
+	s := &l.syncer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dirty = true
+	if s.running {
 		return
 	}
-	l.syncing = true
+	s.running = true
 	go l.syncLoop()
 }
 
 func (l *Ledger) syncLoop() {
+	s := &l.syncer
 	for {
-		l.syncMu.Lock()
-		if !l.dirty {
-			l.syncing = false
-			l.syncMu.Unlock()
+		s.mu.Lock()
+		if !s.dirty {
+			s.running = false
+			s.mu.Unlock()
 			return
 		}
-		l.dirty = false
-		l.syncMu.Unlock()
-		l.syncOnce()
+		s.dirty = false
+		s.mu.Unlock()
+		l.afterPass(l.syncOnce())
 	}
 }
 
-// syncOnce writes every entry of the runner's ledger that differs from the
-// value last seen in etcd.
-func (l *Ledger) syncOnce() {
-	if l.cfg.Current == nil {
+// afterPass sets the retry timer after a pass that left a write to retry,
+// unless one is pending; after a pass that wrote everything it could, the
+// next retry waits the shortest time again.
+func (l *Ledger) afterPass(retry bool) {
+	s := &l.syncer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !retry {
+		s.retry.reset()
 		return
+	}
+	if s.timer != nil {
+		return
+	}
+	after := s.retry.next()
+	l.log.Debug("etcd: ledger sync tries again", "after", after)
+	s.timer = time.AfterFunc(after, func() {
+		s.mu.Lock()
+		s.timer = nil
+		s.mu.Unlock()
+		l.Sync()
+	})
+}
+
+// syncOnce writes every entry of the runner's ledger that differs from what
+// etcd holds. It reports whether a write failed in a way a retry may mend.
+func (l *Ledger) syncOnce() (retry bool) {
+	if l.cfg.Current == nil {
+		return false
 	}
 	cur, err := jobs.DecodeLedger(l.cfg.Current())
 	if err != nil {
 		l.log.Error("etcd: runner ledger does not decode", "err", err)
-		return
+		return false
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	for _, e := range cur.Entries {
-		key, ok := l.names[e.JobID]
-		if !ok || e.Outcome == jobs.OutcomeRunning {
+		if e.Outcome == jobs.OutcomeRunning {
 			// A started run's entry is Commit's to write: before the
 			// start, and only if the start goes ahead.
 			continue
 		}
-		v := encodeEntry(e)
-		if s := l.keys[key]; s != nil && len(s.unsure) == 0 && bytes.Equal(s.val, v) {
-			continue
+		if l.syncEntry(e) {
+			retry = true
 		}
-		if err := l.write(context.Background(), l.term, key, v); err != nil {
-			if !errors.Is(err, ErrNotLeader) {
-				l.log.Warn("etcd: ledger entry not synced", "key", key, "err", err)
-			}
-			return
-		}
+	}
+	return retry
+}
+
+// syncEntry writes e under the last leadership this node took over, unless
+// etcd certainly holds it already, or its key is unknown (no takeover read
+// it, no Commit wrote it). It reports whether the write failed in a way a
+// retry may mend.
+func (l *Ledger) syncEntry(e jobs.LedgerEntry) (retry bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key, known := l.names[e.JobID]
+	if !known || l.term == 0 {
+		return false
+	}
+	v := encodeEntry(e)
+	if s := l.keys[key]; s != nil && len(s.unsure) == 0 && bytes.Equal(s.val, v) {
+		return false
+	}
+	err := l.write(context.Background(), l.term, key, v)
+	if err == nil {
+		return false
+	}
+	log := l.log.With("key", key, "scheduled_at", e.Instant, "outcome", e.Outcome.String(), "run_term", e.Term, "err", err)
+	switch {
+	case errors.Is(err, ErrNotLeader):
+		log.Warn("etcd: ledger entry not written: this node no longer leads its term", "term", l.term)
+		return false
+	case errors.Is(err, ErrLedgerChanged):
+		log.Error("etcd: ledger entry not synced: another writer changed it")
+		return false
+	default:
+		log.Warn("etcd: ledger entry not synced; trying again")
+		return true
 	}
 }

@@ -234,9 +234,9 @@ func TestLedgerSyncWritesOutcomes(t *testing.T) {
 	ln.ledger.Sync()
 	ln.ledger.Sync() // the second waits for the first to finish
 	require.Eventually(t, func() bool {
-		ln.ledger.syncMu.Lock()
-		defer ln.ledger.syncMu.Unlock()
-		return !ln.ledger.syncing
+		ln.ledger.syncer.mu.Lock()
+		defer ln.ledger.syncer.mu.Unlock()
+		return !ln.ledger.syncer.running
 	}, 5*time.Second, time.Millisecond)
 	got, _ := stored(t, ln, "backup")
 	assert.Equal(t, done, got)

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -106,6 +107,25 @@ func EnableAuth(client *clientv3.Client, rootPassword string) error {
 	}
 	if _, err := client.AuthEnable(ctx); err != nil {
 		return fmt.Errorf("etcdtest: enable auth: %w", err)
+	}
+	return nil
+}
+
+// RefuseWrites makes etcd refuse every write, as it does when its database
+// is full (the NOSPACE alarm, `etcdctl alarm list`), until AcceptWrites:
+// reads and lease keepalives still work.
+func (s *Server) RefuseWrites() error { return s.alarm(pb.AlarmRequest_ACTIVATE) }
+
+// AcceptWrites ends RefuseWrites (`etcdctl alarm disarm`).
+func (s *Server) AcceptWrites() error { return s.alarm(pb.AlarmRequest_DEACTIVATE) }
+
+func (s *Server) alarm(action pb.AlarmRequest_AlarmAction) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := s.etcd.Server.Alarm(ctx, &pb.AlarmRequest{Action: action,
+		MemberID: uint64(s.etcd.Server.MemberID()), Alarm: pb.AlarmType_NOSPACE})
+	if err != nil {
+		return fmt.Errorf("etcdtest: NOSPACE alarm %s: %w", action, err)
 	}
 	return nil
 }
