@@ -98,15 +98,16 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	d.el = el
 
 	d.runner, err = jobs.NewRunner(jobs.RunnerConfig{
-		Jobs:      file.Jobs,
-		Node:      s.NodeID,
-		Logger:    logger,
-		CanRun:    el.canRun(),
-		Gate:      persist.gate(el.Gate),
-		Gather:    el.Gather,
-		OnHolding: el.SetHolding,
-		HoldLapse: el.HoldLapse,
-		LedBy:     el.LedBy,
+		Jobs:       file.Jobs,
+		Node:       s.NodeID,
+		Logger:     logger,
+		CanRun:     el.canRun(),
+		Gate:       persist.gate(el.Gate),
+		Gather:     el.Gather,
+		OnHolding:  el.SetHolding,
+		HoldLapse:  el.HoldLapse,
+		Succession: el.Succession,
+		LedBy:      el.LedBy,
 		OnLedgerChange: func() {
 			if el.Publish != nil {
 				el.Publish()

@@ -132,6 +132,9 @@ type Elector struct {
 	// HoldLapse is how long another node's word that it still runs a job
 	// holds (jobs.RunnerConfig.HoldLapse).
 	HoldLapse time.Duration
+	// Succession is the mode's promise about a deposed leader
+	// (election.Succession, jobs.RunnerConfig.Succession); zero: none.
+	Succession election.Succession
 	// LedBy, if set, reports whether a node led a term
 	// (jobs.RunnerConfig.LedBy).
 	LedBy func(term uint64, node string) bool

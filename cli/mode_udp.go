@@ -399,6 +399,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		// A deposed leader's finish runs: the successor applies overlap.
 		SetHolding: e.SetHolding,
 		HoldLapse:  e.HoldLapse(),
+		Succession: e.Succession(),
 		LedBy:      protocol.ClaimedBy,
 		Why:        stepDownReason(e),
 		View: func() any {

@@ -40,7 +40,7 @@ const (
 
 // runTime is how long a run of each job takes unless cancelled.
 var runTime = map[string]time.Duration{secJob: 100 * time.Millisecond, minJob: 2 * time.Second, holdJob: 15 * time.Second,
-	otherJob: time.Minute}
+	otherJob: time.Minute, trapJob: 15 * time.Second}
 
 // holdJob runs every 10 s for 15 s and finishes on leadership loss
 // (TestClusterDeposedLeadersRunIsHeld).
@@ -114,10 +114,17 @@ type jobCluster struct {
 	delay  time.Duration
 	faults map[string][]time.Time // node id → when it crashed or resigned
 
+	// clusterSize is the nodes' --cluster-size (0: no quorum).
+	clusterSize int
+	// trapTerm makes runs ignore SIGTERM: stopped, a run ends only at
+	// SIGKILL, its kill grace later.
+	trapTerm bool
+
 	mu     sync.Mutex
 	starts []start
-	armJob string     // a start of this job is reported on fired
-	fired  chan start // capacity 1
+	ends   map[uint64]time.Time // by start seq
+	armJob string               // a start of this job is reported on fired
+	fired  chan start           // capacity 1
 }
 
 func newJobCluster(t *testing.T, n int, seed uint64, w wiring, opts ...memnet.Option) *jobCluster {
@@ -130,6 +137,13 @@ func newJobCluster(t *testing.T, n int, seed uint64, w wiring, opts ...memnet.Op
 // newJobClusterOf is newJobCluster running specs instead (each job's run
 // time in runTime).
 func newJobClusterOf(t *testing.T, n int, seed uint64, w wiring, specs []jobs.Spec, opts ...memnet.Option) *jobCluster {
+	return newJobClusterWith(t, n, seed, w, specs, nil, opts...)
+}
+
+// newJobClusterWith is newJobClusterOf with edit, if not nil, applied to
+// the cluster before its nodes start.
+func newJobClusterWith(t *testing.T, n int, seed uint64, w wiring, specs []jobs.Spec, edit func(*jobCluster),
+	opts ...memnet.Option) *jobCluster {
 	c := &jobCluster{
 		t:      t,
 		net:    memnet.New(append([]memnet.Option{memnet.WithSeed(seed)}, opts...)...),
@@ -139,6 +153,10 @@ func newJobClusterOf(t *testing.T, n int, seed uint64, w wiring, specs []jobs.Sp
 		nodes:  make([]*cnode, n),
 		faults: map[string][]time.Time{},
 		fired:  make(chan start, 1),
+		ends:   map[uint64]time.Time{},
+	}
+	if edit != nil {
+		edit(c)
 	}
 	for i := range n {
 		c.start(i)
@@ -169,15 +187,31 @@ func (c *jobCluster) exec(ctx context.Context, s proc.Spec) proc.Result {
 	}
 	c.mu.Unlock()
 
+	defer func() {
+		c.mu.Lock()
+		c.ends[st.seq] = time.Now()
+		c.mu.Unlock()
+	}()
 	d := runTime[st.job]
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+		if c.trapTerm {
+			time.Sleep(s.KillGrace)
+			return proc.Result{Started: st.at, Stopped: true, Killed: true, ExitCode: -1, Signal: 9}
+		}
 		return proc.Result{Started: st.at, Stopped: true, ExitCode: -1, Signal: 15}
 	case <-t.C:
 		return proc.Result{Started: st.at, Duration: d}
 	}
+}
+
+// endOf returns when st's run ended (zero while it goes on).
+func (c *jobCluster) endOf(st start) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ends[st.seq]
 }
 
 // start boots slot i with empty memory, wired as cmd/lanleader wires a
@@ -192,6 +226,7 @@ func (c *jobCluster) start(i int) *cnode {
 	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
 	pc := protocol.DefaultLANConfig()
 	pc.NodeID, pc.Cluster, pc.Addr = nd.id, "jobs", nd.addr.String()
+	pc.ClusterSize = c.clusterSize
 	pc.Rand = rand.New(rand.NewPCG(c.seed, uint64(inc)))
 	pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(inc))
 
@@ -231,6 +266,7 @@ func (c *jobCluster) start(i int) *cnode {
 		OnLedgerChange: el.Publish,
 		OnHolding:      el.SetHolding,
 		HoldLapse:      el.HoldLapse(),
+		Succession:     el.Succession(),
 		LedBy:          protocol.ClaimedBy,
 		Environ:        []string{},
 	}

@@ -54,6 +54,9 @@ type hold struct {
 	// released is set when from said it does not run it while no outcome
 	// of it had reached this node; until is then the time it said so.
 	released bool
+	// presumed is set when the run counts as going without a word from
+	// from, until it can no longer be (quiet.go); until is then that time.
+	presumed bool
 }
 
 // AdoptLedgerFrom adopts a ledger heard from node from, like AdoptLedger,
@@ -108,6 +111,9 @@ func (r *Runner) holdLocked(from string, holding bool, l Ledger, now time.Time) 
 		case h.from != from || renewed[id] || h.released:
 		case holding && l.Truncated && !named[id]:
 			// Left out to fit: no word on this run.
+		case h.presumed && r.stillRunning(id, h.entry):
+			// No word of its holder's made it: one without the mark may
+			// be a heartbeat it sent as leader, before it stopped it.
 		case r.stillRunning(id, h.entry):
 			h.released, h.until = true, now
 			r.holds[id] = h
@@ -154,10 +160,16 @@ func (r *Runner) ledBy(node string, term uint64) bool {
 func holdIDs(j *job) [2]uint64 { return [2]uint64{j.id, ManualJobIDOf(j.spec.Name)} }
 
 // heldLocked returns a live hold at now on a run of j, scheduled or manual,
-// if any. Must hold r.mu.
+// if any: one its holder renews, or, while this node leads, a previous
+// leader's run that may still be going (presumedLocked). Must hold r.mu.
 func (r *Runner) heldLocked(j *job, now time.Time) (hold, bool) {
 	for _, id := range holdIDs(j) {
 		if h, ok := r.holds[id]; ok && now.Before(h.until) {
+			return h, true
+		}
+	}
+	for _, id := range holdIDs(j) {
+		if h, ok := r.presumedLocked(j, id, now); ok {
 			return h, true
 		}
 	}
@@ -183,7 +195,9 @@ func (r *Runner) holdUntil(j *job) time.Time {
 // the takeover decision): a run still running as far as this node knows is
 // interrupted at that point, and a scheduled one runs again if the job has
 // rerun_interrupted and the instant is still within misfire_grace. A
-// manual run is never run again.
+// manual run is never run again. A hold that lapsed unrenewed on a run
+// that may still be going (quiet.go) is presumed until it can no longer
+// be, and ends then.
 func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 	type ended struct {
 		h      hold
@@ -207,6 +221,12 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 		if !ok || now.Before(h.until) {
 			continue
 		}
+		if !h.released && !h.presumed {
+			if p, ok := r.presumedLocked(j, id, now); ok && oneRun(p.entry, h.entry) {
+				r.holds[id] = p // unheard, but it may still be going
+				continue
+			}
+		}
 		delete(r.holds, id)
 		if h.released {
 			if !leading {
@@ -226,8 +246,11 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 	r.mu.Unlock()
 	for _, x := range out {
 		why := "jobs: node running this job is no longer heard"
-		if x.h.released {
+		switch {
+		case x.h.released:
 			why = "jobs: node running this job no longer runs it and sent no outcome"
+		case x.h.presumed:
+			why = "jobs: previous leader's run can no longer be going (stopped with its leadership, kill grace over)"
 		}
 		log := r.log.With("job", spec.Name, "node", x.h.from, "scheduled_at", x.e.Instant, "started_term", x.e.Term,
 			"term", term, "manual", x.manual)

@@ -22,6 +22,7 @@ func (r *Runner) startLeading(ctx context.Context, term uint64) {
 		return
 	}
 	r.term = term
+	r.leadStart = now
 	r.leaderCtx = ctx
 	r.gatherUntil = time.Time{}
 	if r.cfg.Gather > 0 {
@@ -184,6 +185,13 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 	held = held && h.entry.JobID == j.id && e.Outcome == OutcomeRunning &&
 		h.entry.Instant.Equal(e.Instant) && h.entry.Term == e.Term
 	switch {
+	case held && h.presumed:
+		// Started by a leader that may only be cut off: it may still be
+		// going until its leader's stop has run its course (quiet.go).
+		// Overlap applies to it meanwhile; lapse concludes it then.
+		r.holds[j.id] = h
+		log.Warn("jobs: previous leader's run may still be going on its node; waiting until it cannot be before concluding it (overlap policy applies meanwhile)",
+			"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term, "until", h.until)
 	case held:
 		// Still going on the node that started it, deposed without
 		// stopping: not interrupted. Overlap applies to it (fire); its
@@ -262,6 +270,12 @@ func (r *Runner) concludeManualLocked(j *job, now time.Time, log *slog.Logger) {
 			return
 		}
 		node = h.from // lapsed or released before this takeover
+	}
+	if h, ok := r.presumedLocked(j, id, now); ok {
+		r.holds[id] = h
+		log.Warn("jobs: previous leader's manual run may still be going on its node; waiting until it cannot be before concluding it",
+			"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term, "until", h.until)
+		return
 	}
 	r.interruptLocked(j, e, node)
 	log.Warn("jobs: previous leader's manual run was interrupted; not running it again (manual runs never are)",
@@ -503,6 +517,11 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 	if h, held := r.heldLocked(j, time.Now()); held && spec.Overlap == OverlapSkip && !rerun {
 		j.skipped.Overlap++
 		r.mu.Unlock()
+		if h.presumed {
+			log.Warn("jobs: not starting: previous leader's run may still be going on its node (overlap: skip)",
+				"node", h.from, "running_scheduled_at", h.entry.Instant, "running_term", h.entry.Term, "until", h.until)
+			return
+		}
 		log.Warn("jobs: not starting: previous run still going on another node (overlap: skip)",
 			"node", h.from, "running_scheduled_at", h.entry.Instant, "running_term", h.entry.Term)
 		return

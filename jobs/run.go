@@ -192,10 +192,7 @@ func (r *Runner) attempt(ctx context.Context, term uint64, spec *Spec, rec *RunR
 	if len(argv) == 0 {
 		argv = []string{"/bin/sh", "-c", spec.Shell}
 	}
-	grace := spec.KillGrace
-	if grace <= 0 {
-		grace = r.cfg.KillGrace
-	}
+	grace := r.killGrace(spec)
 	logger := r.log.With("job", spec.Name, "run_id", rec.RunID, "attempt", rec.Attempt)
 	logger.Info("jobs: run started", "scheduled_at", rec.ScheduledAt, "term", term)
 	var tail outputTail

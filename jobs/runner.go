@@ -79,6 +79,13 @@ type RunnerConfig struct {
 	// Elector.HoldLapse). Zero: holds lapse at once, so other nodes' runs
 	// are never waited for.
 	HoldLapse time.Duration
+	// Succession is the elector's promise about a deposed leader
+	// (election.Succession): with it, a leader waits for a run its
+	// predecessor left running until that run can no longer be going
+	// (quiet.go) before it concludes it interrupted, reruns it, or starts
+	// another run of its job under overlap: skip. Zero bounds nothing: the
+	// run is concluded at the takeover, as in modes without coordination.
+	Succession election.Succession
 	// LedBy, if set, reports whether node led term (udp:
 	// protocol.ClaimedBy, read from the term itself). Nil: as far as this
 	// Runner saw (OnNewLeader), which misses leaderships it never
@@ -122,6 +129,8 @@ type Runner struct {
 	// draining is set by Drain: no run starts any more.
 	draining bool
 	term     uint64 // current leadership's term, 0 if not leading
+	// leadStart is when the current (or last) leadership started.
+	leadStart time.Time
 	// leaderCtx is the current leadership's context (valid while term > 0),
 	// for jobs a reload adds.
 	leaderCtx context.Context

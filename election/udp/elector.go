@@ -246,6 +246,15 @@ func (e *Elector) SetHolding(holding bool) {
 	}
 }
 
+// Succession returns what this elector promises about a deposed leader
+// (election.Succession): in quorum mode it stops acting before a successor
+// can be elected (its lease ends before a majority may grant another);
+// without quorum nothing bounds it, since a leader cut off from the others
+// goes on leading on its side.
+func (e *Elector) Succession() election.Succession {
+	return election.Succession{Bounded: e.cfg.Protocol.ClusterSize > 0}
+}
+
 // HoldLapse returns how long a run another node said it holds counts as
 // going after the last such message (protocol Timings.Hold): the job
 // runner's RunnerConfig.HoldLapse.

@@ -14,6 +14,15 @@ import (
 // SIGKILL to the process group, when Spec.KillGrace is zero.
 const DefaultKillGrace = 10 * time.Second
 
+// KillSettle bounds how long a run's processes can outlive the SIGKILL Run
+// sends its group (or lanleader's own death): the group dies with the
+// signal; on Linux, what left the group is killed by the shim, or by
+// lanleader as child subreaper (AdoptOrphans) a sweep gap after the shim
+// dies, and a dead lanleader's shims kill their runs within their poll.
+// A successor that waits for a run to be gone waits this much past the
+// kill.
+const KillSettle = time.Second
+
 // DefaultOutputGrace bounds how long Run waits for the output pipes to close
 // once the group has been killed; only a process that left the group
 // (setsid) can keep them open that long.

@@ -1,0 +1,25 @@
+package election
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestSuccessionQuietAt(t *testing.T) {
+	since := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	for name, tc := range map[string]struct {
+		s    Succession
+		want time.Time
+		ok   bool
+	}{
+		"no coordination": {Succession{}, time.Time{}, false},
+		"quorum":          {Succession{Bounded: true}, since.Add(11 * time.Second), true},
+		"etcd, 2 s TTL":   {Succession{Bounded: true, Overhang: 2 * time.Second}, since.Add(13 * time.Second), true},
+	} {
+		got, ok := tc.s.QuietAt(since, 11*time.Second)
+		assert.Equal(t, tc.ok, ok, name)
+		assert.Equal(t, tc.want, got, name)
+	}
+}

@@ -1,0 +1,98 @@
+package jobs
+
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/internal/proc"
+)
+
+// A run a previous leader started may still be going after this node took
+// over: the leader may have been cut off rather than dead, and stops its
+// runs only when it stops acting (on_leader_loss: cancel sends SIGTERM,
+// then SIGKILL after kill_grace), or lets them go on (finish). The rule,
+// in every mode: this node, leading, never starts a run of a job while a
+// previous leader's run of it may still be going. Such a run counts as
+// going until its holder says how it ended or that it no longer runs it
+// (holds.go), or until it can no longer be going (quietLocked): the
+// previous leader stopped acting by this leadership's start plus the
+// mode's overhang (election.Succession), and the run was gone within its
+// stop time (stopBound) after that. Meanwhile the job's overlap policy
+// applies to it as to a run of this node's own, and it is neither
+// concluded interrupted nor run again; at that point (lapse) it is. A run
+// this node's previous process started died with that process. Where
+// nothing bounds the run (a mode without coordination, or finish without
+// a timeout) it is concluded at the takeover, or when its hold lapses, as
+// before: the documented limits of those modes and of finish.
+
+// killGrace is the time between SIGTERM and SIGKILL for a run of spec.
+func (r *Runner) killGrace(spec *Spec) time.Duration {
+	if spec.KillGrace > 0 {
+		return spec.KillGrace
+	}
+	return r.cfg.KillGrace
+}
+
+// stopBound returns how long after its leader stops acting a run of spec
+// can still be going: with on_leader_loss: cancel, its kill grace; with
+// finish, the attempt's timeout and then its kill grace (no retry starts
+// once leadership is lost), and nothing bounds it without a timeout.
+// Both count the time its processes take to die after SIGKILL.
+func (r *Runner) stopBound(spec *Spec) (time.Duration, bool) {
+	switch {
+	case spec.OnLeaderLoss == LeaderLossCancel:
+		return r.killGrace(spec) + proc.KillSettle, true
+	case spec.Timeout > 0:
+		return spec.Timeout + r.killGrace(spec) + proc.KillSettle, true
+	}
+	return 0, false
+}
+
+// quietLocked returns when a run of j that node started as leader, and
+// that this process does not run, can no longer be going, for the current
+// leadership; false when nothing bounds it. A run of this node's previous
+// process died with it, before this leadership started. Must hold r.mu.
+func (r *Runner) quietLocked(j *job, node string) (time.Time, bool) {
+	if node == r.cfg.Node {
+		return r.leadStart.Add(proc.KillSettle), true
+	}
+	stop, ok := r.stopBound(&j.spec)
+	if !ok {
+		return time.Time{}, false
+	}
+	return r.cfg.Succession.QuietAt(r.leadStart, stop)
+}
+
+// presumedLocked returns as a hold (presumed: no word from its node) the
+// run of j a previous leader left running under ledger id, if it may still
+// be going at now while this node leads and its holder has not said it no
+// longer runs it. Must hold r.mu.
+func (r *Runner) presumedLocked(j *job, id uint64, now time.Time) (hold, bool) {
+	if r.term == 0 {
+		return hold{}, false
+	}
+	e, ok := r.newestByID(id)
+	if !ok || e.Outcome != OutcomeRunning || r.runsLocked(j, e) {
+		return hold{}, false
+	}
+	node := r.leaderOfLocked(e.Term)
+	if h, ok := r.holds[id]; ok && oneRun(h.entry, e) {
+		if h.released {
+			return hold{}, false // its holder said it no longer runs it
+		}
+		node = h.from
+	}
+	quiet, ok := r.quietLocked(j, node)
+	if !ok || !now.Before(quiet) {
+		return hold{}, false
+	}
+	return hold{from: node, entry: e, until: quiet, presumed: true}, true
+}
+
+// runsLocked reports whether this process runs the run of j (scheduled or
+// manual, by e's ledger id) that e names. Must hold r.mu.
+func (r *Runner) runsLocked(j *job, e LedgerEntry) bool {
+	if e.JobID == j.id {
+		return r.runsScheduledLocked(j, e)
+	}
+	return r.runsManualLocked(j, e)
+}

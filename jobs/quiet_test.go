@@ -1,0 +1,380 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/proc"
+)
+
+// life is one run's processes as the fake executor saw them: from the
+// first attempt's start to the last attempt's end (the end is zero while
+// it goes on).
+type life struct {
+	node, job, instant string
+	start, end         time.Time
+}
+
+// lifetimes is an executor for several nodes that records each run's life.
+// Its processes ignore SIGTERM: stopped, an attempt ends only when SIGKILL
+// comes, its kill grace later, as a job that traps SIGTERM would.
+type lifetimes struct {
+	mu   sync.Mutex
+	runs []*life
+}
+
+// exec returns node's executor: each attempt lasts d unless stopped.
+func (l *lifetimes) exec(node string, d time.Duration) func(context.Context, proc.Spec) proc.Result {
+	return func(ctx context.Context, s proc.Spec) proc.Result {
+		env := envMap(s.Env)
+		rec := &life{node: node, job: env["LANLEADER_JOB"], instant: env["LANLEADER_SCHEDULED_AT"], start: time.Now()}
+		l.mu.Lock()
+		l.runs = append(l.runs, rec)
+		l.mu.Unlock()
+		res := proc.Result{Started: rec.start}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			time.Sleep(s.KillGrace) // SIGTERM ignored
+			res.Stopped, res.Killed, res.ExitCode, res.Signal = true, true, -1, 9
+		}
+		l.mu.Lock()
+		rec.end = time.Now()
+		l.mu.Unlock()
+		return res
+	}
+}
+
+func (l *lifetimes) of(node string) []life {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []life
+	for _, r := range l.runs {
+		if r.node == node {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// overlapping returns a pair of runs of one job on two nodes that were
+// going at once, if any.
+func (l *lifetimes) overlapping() (life, life, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, x := range l.runs {
+		for _, y := range l.runs {
+			if x.node == y.node || x.job != y.job {
+				continue
+			}
+			xEnd, yEnd := x.end, y.end
+			if xEnd.IsZero() {
+				xEnd = time.Now().Add(time.Hour)
+			}
+			if yEnd.IsZero() {
+				yEnd = time.Now().Add(time.Hour)
+			}
+			if x.start.Before(yEnd) && y.start.Before(xEnd) {
+				return *x, *y, true
+			}
+		}
+	}
+	return life{}, life{}, false
+}
+
+// quorumSuccession is udp quorum mode's promise: a deposed leader stops
+// acting before its successor starts.
+var quorumSuccession = election.Succession{Bounded: true}
+
+// cutOff is two runners: a leads term 1 and runs spec, its processes
+// ignoring SIGTERM (lifetimes); b follows and has heard a's ledger. Then
+// a is cut off: its lease ends, it stops leading (its cancel runs get
+// SIGTERM, and SIGKILL a kill grace later), and b leads term 2 at once,
+// hearing nothing more from a.
+type cutOff struct {
+	a, b   *Runner
+	ea, eb *fakeElector
+	lives  *lifetimes
+	logs   *logSink
+	// takeover is when b's leadership started.
+	takeover time.Time
+}
+
+// newCutOff builds the two runners: b with succession, a's runs lasting d.
+func newCutOff(t *testing.T, ctx context.Context, spec Spec, succession election.Succession, d time.Duration) *cutOff {
+	c := &cutOff{lives: &lifetimes{}, logs: &logSink{}}
+	c.a = newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Succession: succession}, nil)
+	c.a.exec = c.lives.exec("a", d)
+	c.b = newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Succession: succession,
+		Gather: time.Second, Logger: slog.New(c.logs)}, nil)
+	c.b.exec = c.lives.exec("b", d)
+	c.ea, c.eb = newFakeElector(ctx, "a", c.a.Callbacks()), newFakeElector(ctx, "b", c.b.Callbacks())
+	c.ea.lead(1)
+	c.eb.follow("a", 1)
+	return c
+}
+
+// cut makes b hear a's ledger as it stands, then cuts a off and makes b
+// lead.
+func (c *cutOff) cut(t *testing.T) {
+	synctest.Wait()
+	require.NoError(t, c.b.AdoptLedgerFrom("a", false, c.a.Ledger()))
+	c.ea.follow("", 1)
+	c.eb.lead(2)
+	c.takeover = time.Now()
+}
+
+func (c *cutOff) stop(t *testing.T, cancel context.CancelFunc) {
+	cancel()
+	require.NoError(t, c.a.Wait(context.Background()))
+	require.NoError(t, c.b.Wait(context.Background()))
+}
+
+// A leader cut off mid-run stops its run when it stops acting, and the run
+// dies by SIGKILL its kill grace later (it ignores SIGTERM). Its successor
+// reruns the instant (rerun_interrupted) only once that run can no longer
+// be going, never beside it: in quorum mode (the old leader stopped before
+// the successor was elected) kill_grace and the kill's settling time after
+// the takeover; in etcd mode the TTL more (a leader key deleted by hand
+// elects the successor at once, while the old leader acts until its last
+// renewal runs out); for a finish run, bounded by its timeout, that
+// timeout more. Without the wait it reran it a gathering window after the
+// takeover, beside the dying run.
+func TestSuccessorRerunsACutOffLeadersRunOnlyOnceItIsGone(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		spec       Spec
+		succession election.Succession
+		cutAfter   time.Duration // into the run of 00:01:00
+		wait       time.Duration // from the takeover to the rerun
+	}{{
+		name:       "quorum, cancel",
+		spec:       Spec{KillGrace: 10 * time.Second},
+		succession: quorumSuccession,
+		cutAfter:   30 * time.Second,
+		wait:       10*time.Second + proc.KillSettle,
+	}, {
+		name:       "etcd, cancel",
+		spec:       Spec{KillGrace: 3 * time.Second},
+		succession: election.Succession{Bounded: true, Overhang: 2 * time.Second},
+		cutAfter:   30 * time.Second,
+		wait:       2*time.Second + 3*time.Second + proc.KillSettle,
+	}, {
+		name:       "quorum, finish with a timeout",
+		spec:       Spec{OnLeaderLoss: LeaderLossFinish, Timeout: 20 * time.Second, KillGrace: 5 * time.Second},
+		succession: quorumSuccession,
+		cutAfter:   5 * time.Second, // the attempt times out at 00:01:20, is killed at 00:01:25
+		wait:       20*time.Second + 5*time.Second + proc.KillSettle,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				spec := tc.spec
+				spec.Name, spec.Schedule, spec.Shell, spec.RerunInterrupted = "m", "* * * * *", "x", true
+				c := newCutOff(t, ctx, spec, tc.succession, 5*time.Minute)
+				time.Sleep(minute(1).Sub(time.Now()) + tc.cutAfter)
+				c.cut(t)
+				time.Sleep(tc.wait + 5*time.Second)
+				synctest.Wait()
+
+				aRuns, bRuns := c.lives.of("a"), c.lives.of("b")
+				require.Len(t, aRuns, 1)
+				require.Len(t, bRuns, 1, "b reran a's instant once")
+				assert.Equal(t, "2000-01-01T00:01:00Z", bRuns[0].instant)
+				assert.False(t, aRuns[0].end.IsZero(), "a's run died")
+				assert.Equal(t, c.takeover.Add(tc.wait), bRuns[0].start, "b reran it as soon as it could no longer be going")
+				x, y, overlap := c.lives.overlapping()
+				assert.False(t, overlap, "runs overlapped: %+v and %+v", x, y)
+				waits := c.logs.find("jobs: previous leader's run may still be going on its node; waiting until it cannot be before concluding it (overlap policy applies meanwhile)")
+				require.Len(t, waits, 1)
+				assert.Equal(t, "a", waits[0]["node"])
+				assert.Len(t, c.logs.find("jobs: previous leader's run can no longer be going (stopped with its leadership, kill grace over); run interrupted, running it again (rerun_interrupted)"), 1)
+				c.stop(t, cancel)
+			})
+		})
+	}
+}
+
+// While a cut-off leader's run may still be going, its job's instants
+// (overlap: skip) and manual runs are refused as for a run of the new
+// leader's own, with a WARN naming the node and until when; the run is
+// concluded interrupted at that moment (not rerun here), and the next
+// instant runs.
+func TestSuccessorSkipsInstantsWhileACutOffLeadersRunMayGoOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		spec := Spec{Name: "m", Schedule: "*/10 * * * * *", Shell: "x", KillGrace: 15 * time.Second}
+		c := newCutOff(t, ctx, spec, quorumSuccession, 25*time.Second)
+		time.Sleep(15 * time.Second) // a runs 00:00:10
+		c.cut(t)                     // 00:00:15; a's run dies at 00:00:30
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		_, err := c.b.Trigger("m")
+		assert.ErrorIs(t, err, ErrOverlap, "a manual run waits too")
+		time.Sleep(20 * time.Second) // 00:00:45
+		synctest.Wait()
+
+		bRuns := c.lives.of("b")
+		require.Len(t, bRuns, 1)
+		assert.Equal(t, "2000-01-01T00:00:40Z", bRuns[0].instant, "00:00:20 and 00:00:30 skipped, no rerun")
+		_, _, overlap := c.lives.overlapping()
+		assert.False(t, overlap)
+		assert.Equal(t, uint64(2), c.b.Snapshot()[0].Skipped.Overlap)
+		skips := c.logs.find("jobs: not starting: previous leader's run may still be going on its node (overlap: skip)")
+		require.Len(t, skips, 2)
+		assert.Equal(t, "a", skips[0]["node"])
+		assert.Equal(t, c.takeover.Add(15*time.Second+proc.KillSettle).String(), skips[0]["until"])
+		assert.Len(t, c.logs.find("jobs: previous leader's run can no longer be going (stopped with its leadership, kill grace over); run interrupted, not running it again"), 1)
+		runs := c.b.History().Runs("m", 10)
+		require.NotEmpty(t, runs)
+		assert.Equal(t, OutcomeInterrupted, runs[0].Outcome, "%+v", runs)
+		c.stop(t, cancel)
+	})
+}
+
+// Without coordination (static, env, udp without quorum: the zero
+// Succession) nothing bounds a deposed leader: the successor concludes the
+// run at its takeover and reruns it after its gathering window, beside the
+// old run if that one is only cut off. This is what holds in those modes
+// (docs/jobs.md), pinned here so that it changes only on purpose.
+func TestWithoutCoordinationTheSuccessorDoesNotWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		spec := Spec{Name: "m", Schedule: "* * * * *", Shell: "x", KillGrace: 10 * time.Second, RerunInterrupted: true}
+		c := newCutOff(t, ctx, spec, election.Succession{}, 5*time.Minute)
+		time.Sleep(minute(1).Sub(time.Now()) + 30*time.Second)
+		c.cut(t)
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		bRuns := c.lives.of("b")
+		require.Len(t, bRuns, 1)
+		assert.Equal(t, c.takeover.Add(time.Second), bRuns[0].start, "at the end of the gathering window")
+		_, _, overlap := c.lives.overlapping()
+		assert.True(t, overlap, "the old run was still dying")
+		c.stop(t, cancel)
+	})
+}
+
+// A cut-off leader's manual run holds its job the same way: instants are
+// skipped until it can no longer be going; then it is concluded
+// interrupted and, being manual, never run again.
+func TestSuccessorWaitsForACutOffLeadersManualRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		spec := Spec{Name: "m", Schedule: "*/10 * * * * *", Shell: "x", KillGrace: 15 * time.Second, RerunInterrupted: true}
+		c := newCutOff(t, ctx, spec, quorumSuccession, 10*time.Minute)
+		time.Sleep(5 * time.Second)
+		_, err := c.a.Trigger("m") // 00:00:05, runs on and on
+		require.NoError(t, err)
+		time.Sleep(2 * time.Second) // 00:00:10 skipped on a: its manual run goes on
+		c.cut(t)                    // 00:00:07
+		time.Sleep(40 * time.Second)
+		synctest.Wait()
+
+		bRuns := c.lives.of("b")
+		require.Len(t, bRuns, 1)
+		assert.Equal(t, "2000-01-01T00:00:30Z", bRuns[0].instant, "00:00:10 and 00:00:20 skipped: the manual run may go on until 00:00:23")
+		_, _, overlap := c.lives.overlapping()
+		assert.False(t, overlap)
+		assert.Len(t, c.logs.find("jobs: previous leader's manual run may still be going on its node; waiting until it cannot be before concluding it"), 1)
+		assert.Len(t, c.logs.find("jobs: previous leader's run can no longer be going (stopped with its leadership, kill grace over); manual run interrupted"), 1)
+		c.stop(t, cancel)
+	})
+}
+
+// A run this node's previous process started died with that process: a
+// restarted leader reruns it a kill's settling time after it leads, not a
+// kill grace later, in any mode.
+func TestRestartedLeaderWaitsOnlyForItsOwnDeadRunToSettle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := Spec{Name: "m", Schedule: "* * * * *", Shell: "x", KillGrace: 10 * time.Second, RerunInterrupted: true}
+		lives := &lifetimes{}
+		ctx, cancel := context.WithCancel(t.Context())
+		a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Succession: quorumSuccession}, nil)
+		a.exec = lives.exec("a", 5*time.Minute)
+		newFakeElector(ctx, "a", a.Callbacks()).lead(1)
+		time.Sleep(minute(1).Sub(time.Now()) + 10*time.Second)
+		synctest.Wait()
+		disk := a.StateLedger()
+		cancel() // killed: its run dies with it
+		require.NoError(t, a.Wait(context.Background()))
+
+		ctx, cancel = context.WithCancel(t.Context())
+		a2 := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Succession: quorumSuccession}, nil)
+		a2.exec = lives.exec("a", 5*time.Minute)
+		require.NoError(t, a2.AdoptLedger(disk))
+		e2 := newFakeElector(ctx, "a", a2.Callbacks())
+		e2.follow("a", 1) // it learns who led term 1
+		takeover := time.Now()
+		e2.lead(2)
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		runs := lives.of("a")
+		require.Len(t, runs, 2)
+		assert.Equal(t, "2000-01-01T00:01:00Z", runs[1].instant)
+		assert.Equal(t, takeover.Add(proc.KillSettle), runs[1].start)
+		cancel()
+		require.NoError(t, a2.Wait(context.Background()))
+	})
+}
+
+// A deposed leader that stays connected holds its cancel run while it dies
+// (SIGTERM ignored, kill_grace long), then is cut off: the hold lapses
+// unrenewed before the run can be gone. The successor presumes it still
+// going until then, and reruns it only after; without that it reran it
+// when the hold lapsed, beside the dying run.
+func TestSuccessorWaitsPastALapsedHoldForARunThatMayGoOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		spec := Spec{Name: "m", Schedule: "* * * * *", Shell: "x", KillGrace: 20 * time.Second, RerunInterrupted: true}
+		lives, logs := &lifetimes{}, &logSink{}
+		var holding, leads, cut atomic.Bool
+		a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, OnHolding: holding.Store}, nil)
+		a.exec = lives.exec("a", 5*time.Minute)
+		b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Succession: quorumSuccession,
+			Gather: time.Second, HoldLapse: holdLapseForTest, Logger: slog.New(logs)}, nil)
+		b.exec = lives.exec("b", 5*time.Minute)
+		ea, eb := newFakeElector(ctx, "a", a.Callbacks()), newFakeElector(ctx, "b", b.Callbacks())
+		ea.lead(1)
+		eb.follow("a", 1)
+		var wg sync.WaitGroup
+		wg.Go(func() { // a's ledger: its heartbeats, then marked on b's
+			for ctx.Err() == nil {
+				time.Sleep(time.Second)
+				if !cut.Load() && (!leads.Load() || holding.Load()) {
+					require.NoError(t, b.AdoptLedgerFrom("a", leads.Load(), a.Ledger()))
+				}
+			}
+		})
+		time.Sleep(minute(1).Sub(time.Now()) + 30*time.Second)
+		leads.Store(true)
+		ea.follow("b", 2) // 00:01:30: deposed, connected; its run dies at 00:01:50
+		eb.lead(2)
+		takeover := time.Now()
+		time.Sleep(5 * time.Second)
+		cut.Store(true) // 00:01:35: its hold lapses at 00:01:44 or so
+		time.Sleep(45 * time.Second)
+		synctest.Wait()
+
+		bRuns := lives.of("b")
+		require.Len(t, bRuns, 1)
+		assert.Equal(t, takeover.Add(20*time.Second+proc.KillSettle), bRuns[0].start)
+		x, y, overlap := lives.overlapping()
+		assert.False(t, overlap, "%+v %+v", x, y)
+		cancel()
+		wg.Wait()
+		require.NoError(t, a.Wait(context.Background()))
+		require.NoError(t, b.Wait(context.Background()))
+	})
+}
