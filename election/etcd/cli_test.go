@@ -67,29 +67,16 @@ jobs:
 // leader's lease is revoked, once by a graceful stop. Every run must find
 // its entry recorded before it started, and no instant may run twice.
 func TestRunModeRecordsBeforeStart(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "runs")
 	prefix := "/test/" + t.Name()
-	self, err := os.Executable()
-	require.NoError(t, err)
-	cfg := filepath.Join(dir, "lanleader.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`election:
-  mode: etcd
-  http: ""
-  etcd:
-    endpoints: [%s]
-    prefix: %s
-    session_ttl: 2s
-jobs:
-  - name: tick
+	cfg, out := jobConfig(t, prefix, fmt.Sprintf(`  - name: tick
     schedule: "* * * * * *"
     misfire: run-once
-    command: [%q, "-test.run=^$"]
+    command: [%%q, "-test.run=^$"]
     env:
-      LANLEADER_ETCD_TEST_JOB_OUT: %s
+      LANLEADER_ETCD_TEST_JOB_OUT: %%s
       LANLEADER_ETCD_ENDPOINT: %s
       LANLEADER_ETCD_PREFIX: %s
-`, etcd.ServerEndpoint(), prefix, self, out, etcd.ServerEndpoint(), prefix)), 0o600))
+`, etcd.ServerEndpoint(), prefix))
 
 	start := func(id string) *daemon { return startDaemon(t, cfg, id) }
 	a := start("a")
@@ -138,6 +125,28 @@ jobs:
 	if t.Failed() {
 		t.Logf("a:\n%s\nb:\n%s", a.log.String(), b.log.String())
 	}
+}
+
+// jobConfig writes the config file of two-node etcd mode tests: session
+// TTL 2 s under prefix, and jobs, whose YAML has a %q for the job's
+// program (this test binary, as the job helper) and a %s for the job
+// helper's output file. It returns the file and the output file.
+func jobConfig(t *testing.T, prefix, jobs string) (cfg, out string) {
+	dir := t.TempDir()
+	out = filepath.Join(dir, "runs")
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cfg = filepath.Join(dir, "lanleader.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`election:
+  mode: etcd
+  http: ""
+  etcd:
+    endpoints: [%s]
+    prefix: %s
+    session_ttl: 2s
+jobs:
+`, etcd.ServerEndpoint(), prefix)+fmt.Sprintf(jobs, self, out)), 0o600))
+	return cfg, out
 }
 
 // daemon is one `lanleader run` in etcd mode, in this process.

@@ -72,8 +72,14 @@ func grant(ctx context.Context, c *clientv3.Client, ttl time.Duration, lc *lease
 // ends or etcd says the lease is gone (then it calls lost and returns).
 // The concurrency.Session keeps the lease alive too, but its keepalives'
 // send times are not visible, so they cannot move the deadline; these can.
-// A failed keepalive is retried after retry, while the lease may still live.
-func keepAlive(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID, ttl time.Duration, lc *leaseClock, lost func(error)) {
+// A renewal counts only if held, asked as the keepalive is sent, says the
+// leader key this session holds, if any, is still there: a key deleted by
+// hand (the lease living on) elects another node at once, and this node
+// must not act past its last renewal from before the deletion plus the
+// TTL (election.Succession's overhang). A failed keepalive or check is
+// retried after retry, while the lease may still live.
+func keepAlive(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID, ttl time.Duration, lc *leaseClock,
+	held func(context.Context) error, lost func(error)) {
 	every, retry := ttl/3, ttl/10
 	wait := every
 	for {
@@ -86,7 +92,12 @@ func keepAlive(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID, ttl
 		}
 		sent := lc.now()
 		cctx, cancel := context.WithTimeout(ctx, every)
+		checked := make(chan error, 1)
+		go func() { checked <- held(cctx) }() // both sent after sent
 		resp, err := c.KeepAliveOnce(cctx, id)
+		if herr := <-checked; err == nil {
+			err = herr
+		}
 		cancel()
 		switch {
 		case err == nil:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lanleader/lanleader/election/etcd/etcdtest"
 )
@@ -90,7 +91,7 @@ func TestKeepAliveCountsFromSendTime(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		keepAlive(ctx, client, id, testTTL, lc, func(error) {})
+		keepAlive(ctx, client, id, testTTL, lc, func(context.Context) error { return nil }, func(error) {})
 	}()
 	var seen time.Duration
 	require.Eventually(t, func() bool {
@@ -101,4 +102,46 @@ func TestKeepAliveCountsFromSendTime(t *testing.T) {
 	<-done
 	assert.LessOrEqual(t, deadline(), seen-delay+testTTL-lc.margin,
 		"deadline counted from the answer's arrival, not the keepalive's send time")
+}
+
+// TestKeepAliveStopsRenewingOnceTheLeaderKeyIsGone: a leader key deleted
+// by hand (the lease lives on) elects another node at once; the old
+// leader's renewals stop counting from then, so it acts at most TTL -
+// margin past the deletion, however long its watch takes to tell it.
+func TestKeepAliveStopsRenewingOnceTheLeaderKeyIsGone(t *testing.T) {
+	client, err := etcdtest.NewClient(server.Endpoint)
+	require.NoError(t, err)
+	defer client.Close()
+	lc := &leaseClock{now: systemClock, margin: testTTL / 10}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	id, err := grant(ctx, client, testTTL, lc)
+	require.NoError(t, err)
+	key := "/test/" + t.Name() + "/election/k"
+	put, err := client.Put(ctx, key, "a", clientv3.WithLease(id))
+	require.NoError(t, err)
+	e := &Elector{client: client, lead: &leadership{key: key, term: uint64(put.Header.Revision), lease: lc}}
+	deadline := func() time.Duration {
+		lc.mu.Lock()
+		defer lc.mu.Unlock()
+		return lc.deadline
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		keepAlive(ctx, client, id, testTTL, lc, func(ctx context.Context) error { return e.keyHeld(ctx, lc) }, func(error) {})
+	}()
+	granted := deadline()
+	require.Eventually(t, func() bool { return deadline() > granted }, 5*time.Second, 5*time.Millisecond,
+		"renewed while the key is there")
+	_, err = client.Delete(ctx, key)
+	require.NoError(t, err)
+	deleted := systemClock()
+	time.Sleep(testTTL) // three keepalive rounds, all answered: the lease lives
+	cancel()
+	<-done
+	assert.LessOrEqual(t, deadline(), deleted+testTTL-lc.margin, "renewed after the leader key was deleted")
+	ttl, err := client.TimeToLive(context.Background(), id)
+	require.NoError(t, err)
+	assert.Positive(t, ttl.TTL, "the lease itself lived on")
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/lanleader/lanleader/jobs"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 
 	"github.com/lanleader/lanleader/election/etcd/etcdtest"
@@ -45,11 +47,58 @@ func TestMain(m *testing.M) {
 // named by the variable.
 const helperEnv = "LANLEADER_ETCD_TEST_JOB_OUT"
 
+// lockEnv, when set with helperEnv, makes the job helper a run that must
+// never overlap another (lockHelper).
+const lockEnv = "LANLEADER_ETCD_TEST_LOCK"
+
+// lockHelper is a run that takes an exclusive lock on the file named by
+// lockEnv, so that two runs going at once are seen: without the lock it
+// appends "instant node term overlap" to the output file and exits; with
+// it, "instant node term locked", and then it runs for a minute ignoring
+// SIGTERM, as a job that traps it would (SIGKILL ends it, and the kernel
+// releases the lock).
+func lockHelper() int {
+	f, err := os.OpenFile(os.Getenv(lockEnv), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	signal.Ignore(syscall.SIGTERM)
+	verdict := "locked"
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		verdict = "overlap"
+	}
+	term, _ := strconv.ParseUint(os.Getenv("LANLEADER_TERM"), 10, 64)
+	if err := appendRun(os.Getenv("LANLEADER_SCHEDULED_AT"), term, verdict); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if verdict == "locked" {
+		time.Sleep(time.Minute)
+	}
+	return 0
+}
+
+// appendRun appends "instant node term verdict" to the helper's output
+// file.
+func appendRun(instant string, term uint64, verdict string) error {
+	f, err := os.OpenFile(os.Getenv(helperEnv), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "%s %s %d %s\n", instant, os.Getenv("LANLEADER_NODE"), term, verdict)
+	return err
+}
+
 // jobHelper reads LANLEADER_JOB's ledger entry at LANLEADER_ETCD_ENDPOINT
 // under LANLEADER_ETCD_PREFIX and appends "instant node term verdict" to
 // the output file; verdict is "recorded" if the entry names this run
 // (instant and term) as running, else what it found.
 func jobHelper() int {
+	if os.Getenv(lockEnv) != "" {
+		return lockHelper()
+	}
 	instant, err := time.Parse(time.RFC3339, os.Getenv("LANLEADER_SCHEDULED_AT"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -83,12 +132,9 @@ func jobHelper() int {
 			verdict = fmt.Sprintf("other:%s/%d/%s", e.Instant.Format(time.RFC3339), e.Term, e.Outcome)
 		}
 	}
-	f, err := os.OpenFile(os.Getenv(helperEnv), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
+	if err := appendRun(instant.Format(time.RFC3339), term, verdict); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	defer f.Close()
-	fmt.Fprintf(f, "%s %s %d %s\n", instant.Format(time.RFC3339), os.Getenv("LANLEADER_NODE"), term, verdict)
 	return 0
 }

@@ -42,7 +42,8 @@ func (e *Elector) session(ctx context.Context, n *election.Notifier) (err error)
 	log := e.log.With("lease", fmt.Sprintf("%x", id))
 	log.Debug("etcd: session started", "ttl", ttl)
 
-	go keepAlive(sctx, e.client, id, ttl, lc, func(err error) { stop(fmt.Errorf("keepalive: %w", err)) })
+	held := func(ctx context.Context) error { return e.keyHeld(ctx, lc) }
+	go keepAlive(sctx, e.client, id, ttl, lc, held, func(err error) { stop(fmt.Errorf("keepalive: %w", err)) })
 	go func() {
 		select {
 		case <-s.Done():
@@ -156,6 +157,26 @@ func (e *Elector) takeLead(ctx context.Context, el *concurrency.Election, lc *le
 		return nil, nil, fmt.Errorf("lease ended while taking over: %w", context.Cause(ctx))
 	}
 	return lead, gone, nil
+}
+
+// keyHeld returns nil unless this node leads on lease clock lc and its
+// leader key is gone (errLeaderKeyGone) or cannot be read: the check a
+// keepalive's renewal needs while leading (keepAlive).
+func (e *Elector) keyHeld(ctx context.Context, lc *leaseClock) error {
+	e.mu.Lock()
+	l := e.lead
+	e.mu.Unlock()
+	if l == nil || l.lease != lc {
+		return nil
+	}
+	resp, err := e.client.Get(ctx, l.key)
+	switch {
+	case err != nil:
+		return err
+	case len(resp.Kvs) == 0 || uint64(resp.Kvs[0].CreateRevision) != l.term:
+		return errLeaderKeyGone
+	}
+	return nil
 }
 
 // stepDown ends a leadership: first this node stops acting

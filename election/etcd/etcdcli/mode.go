@@ -178,6 +178,8 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 	return &cli.Elector{
 		Elector: loginChecked{el},
 		CanRun:  el.CanActAsLeader,
+		// A successor waits for a deposed leader's runs for the TTL too.
+		Succession: el.Succession(),
 		// Every run's entry is in etcd, under this leadership, before its
 		// process starts.
 		Gate:    ledger,
