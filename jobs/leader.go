@@ -514,16 +514,22 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 		log.Warn("jobs: not starting: previous run still going (overlap: skip)")
 		return
 	}
-	if h, held := r.heldLocked(j, time.Now()); held && spec.Overlap == OverlapSkip && !rerun {
+	// A rerun is held back too: by another run of the job under overlap:
+	// skip, and by another run of its very instant (one under an older
+	// term that a takeover found held) under any policy.
+	if h, held := r.heldLocked(j, time.Now()); held && (spec.Overlap == OverlapSkip || rerun && sameInstant(j, h.entry, instant)) {
 		j.skipped.Overlap++
 		r.mu.Unlock()
-		if h.presumed {
+		attrs := []any{"node", h.from, "running_scheduled_at", h.entry.Instant, "running_term", h.entry.Term}
+		switch {
+		case spec.Overlap != OverlapSkip:
+			log.Warn("jobs: not running it again: this instant is still going on another node", attrs...)
+		case h.presumed:
 			log.Warn("jobs: not starting: previous leader's run may still be going on its node (overlap: skip)",
-				"node", h.from, "running_scheduled_at", h.entry.Instant, "running_term", h.entry.Term, "until", h.until)
-			return
+				append(attrs, "until", h.until)...)
+		default:
+			log.Warn("jobs: not starting: previous run still going on another node (overlap: skip)", attrs...)
 		}
-		log.Warn("jobs: not starting: previous run still going on another node (overlap: skip)",
-			"node", h.from, "running_scheduled_at", h.entry.Instant, "running_term", h.entry.Term)
 		return
 	}
 	if e, ok := r.newestEntry(j); ok && (rerun && e.Instant.After(instant) || !rerun && !instant.After(e.Instant)) {
@@ -548,6 +554,12 @@ func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, insta
 		runCtx = ctx // fired outside a leadership (tests)
 	}
 	go r.run(runCtx, j, spec, RunRecord{Job: spec.Name, RunID: newRunID(), ScheduledAt: instant, Term: term})
+}
+
+// sameInstant reports whether e is an entry of j's scheduled run of
+// instant.
+func sameInstant(j *job, e LedgerEntry, instant time.Time) bool {
+	return e.JobID == j.id && e.Instant.Equal(instant)
 }
 
 // ledgerChanged re-encodes the ledger and tells the elector. Must hold
