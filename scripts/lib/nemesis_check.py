@@ -13,8 +13,9 @@ namespace; an instant is a job's scheduled second):
 
 owed      every instant of a job after the first leader's start (plus 1 s)
           and up to 2.5 s before the calm end of the run (MS): the cluster
-          had a leader then or a takeover decides it later. For `@every`
-          jobs, the instants on the phase of the first run's instant.
+          had a leader then or a takeover decides it later. Every job's
+          instants are the multiples of its period since the epoch (cron
+          "every N seconds", and `@every`, as configuration.md says).
 accounted an owed instant is accounted for when
           - a run of it started (a start line), or
           - a node logged skipping it with a reason (its job and
@@ -29,6 +30,7 @@ accounted an owed instant is accounted for when
             ("coalesced", inferred, counted apart).
 missing   owed and not accounted for: each is printed with the faults
           around it and who led.
+off       a run of an instant that is not one of its job's instants.
 twice     an instant with runs of two run ids (retries share one). A
           second run that its node logged as a rerun_interrupted rerun of
           that instant is by design (at least once), counted apart.
@@ -67,7 +69,7 @@ from datetime import datetime, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from netns_helper import log_events, parse_time_ms  # noqa: E402
-from nemesis_plan import JOBS, is_every  # noqa: E402
+from nemesis_plan import JOBS  # noqa: E402
 
 SKIPS = {
     "jobs: not starting: previous run still going (overlap: skip)": "overlap",
@@ -304,19 +306,13 @@ def check(a):
         started.setdefault((x.job, x.sched), []).append(x)
 
     # Owed instants and how each was accounted for.
-    status, off_phase = {}, []
+    status = {}
+    off = ["%s %s (%s)" % (job, hms(t * 1000), ", ".join(sorted({x.node for x in xs})))
+           for (job, t), xs in sorted(started.items()) if job in JOBS and t % JOBS[job][1]]
     for job, (_, period, _, _, _) in JOBS.items():
-        if is_every(job):
-            firsts = sorted((x.start, x.sched) for x in atts if x.job == job)
-            if not firsts:
+        for t in range(lo, hi + 1):
+            if t % period:
                 continue
-            anchor = firsts[0][1]
-            owed = [t for t in range(lo, hi + 1) if (t - anchor) % period == 0]
-            off_phase += ["%s %s" % (job, hms(s * 1000)) for s in sorted({x.sched for x in atts if x.job == job})
-                          if (s - anchor) % period]
-        else:
-            owed = [t for t in range(lo, hi + 1) if t % period == 0]
-        for t in owed:
             if (job, t) in started:
                 status[(job, t)] = "started"
             elif (job, t) in logged:
@@ -424,7 +420,7 @@ def check(a):
         out.append("ERROR lines: " + "; ".join("%s x%d" % kv for kv in sorted(errors.items())))
     sections = [
         ("MISSING (neither run nor logged skipped)", ["%s %s" % (j, hms(t * 1000)) for j, t in missing], True),
-        ("OFF PHASE (@every instants not on the first run's phase)", off_phase, True),
+        ("OFF SCHEDULE (runs of instants not in their job's schedule)", off, True),
         ("STARTED TWICE", twice, True),
         ("reruns by design (rerun_interrupted)", by_design, None),
         ("OLD TERM ACTED AFTER A NEWER ONE", inversions, True),

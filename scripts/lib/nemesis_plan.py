@@ -23,10 +23,10 @@ import argparse
 import random
 import sys
 
-# name: (schedule, period_s, mode, seconds, extra YAML lines). period_s is
-# the distance between two instants: cron schedules here are "every N
-# seconds" aligned on the epoch (N divides 60); `@every` ones are aligned
-# on the instant the cluster first took them up.
+# name: (schedule, period_s, mode, seconds, extra YAML lines). Every
+# schedule here has the instants that are multiples of period_s since the
+# epoch: cron "every N seconds" with N dividing 60, and `@every`
+# (configuration.md).
 JOBS = {
     "tick": ("* * * * * *", 1, "run", 0, []),
     "fin": ("* * * * * *", 1, "run", 0.3, ["on_leader_loss: finish"]),
@@ -36,14 +36,10 @@ JOBS = {
     "every": ("@every 3s", 3, "run", 0, []),
 }
 # Jobs whose definition a reload changes (a changed job restarts its loop;
-# `every` stays, so its instants keep the phase they were anchored at).
+# `every` stays as it is, a job no reload touches).
 RELOADED = ("tick", "fin", "retry", "rerun", "slow")
 # Timings a rolling change moves between: (interval ms, misses).
 TIMINGS = [(200, 3), (100, 4), (300, 3), (200, 5)]
-
-
-def is_every(name):
-    return JOBS[name][0].startswith("@every")
 
 
 def cmd_config(a):

@@ -185,6 +185,18 @@ class CheckerTest(unittest.TestCase):
         rc, out = r.check()
         self.assertIn("overlaps excused (paused, or a finish run cut off): 1", out)
 
+    def test_run_of_an_instant_not_in_the_schedule(self):
+        nemesis_check.JOBS = {JOB: ("@every 2s", 2, "run", 0, [])}
+        r = Run()
+        for s in range(T0 + 1, T0 + 21, 2):
+            r.drop(s)
+        rc, out = r.check()
+        self.assertEqual(rc, 0, out)
+        r.run("n1", T0 + 11, 5, "odd", (T0 + 11) * 1000 + 20)
+        rc, out = r.check()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("OFF SCHEDULE (runs of instants not in their job's schedule): 1", out)
+
     def test_state_file_behind_its_nodes_runs(self):
         r = Run()
         r.check()
