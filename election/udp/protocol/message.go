@@ -1,6 +1,9 @@
 package protocol
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Type is a message type. Values go on the wire: only append to this list,
 // never renumber or reuse a value.
@@ -98,6 +101,13 @@ type Message struct {
 	// Nonce is chosen at random by a client Query and echoed by the Answer,
 	// so a client accepts only answers to its own question. Zero elsewhere.
 	Nonce uint64
+	// Promise (Vote and Ack only) is the grant's promise: from sending it,
+	// the sender votes and acks for nobody but Leader for Promise, on its
+	// own clock. The leader's lease follows the promises it was granted.
+	// Each grant says its own, so it may differ between grants of one
+	// node. Zero: not said (a node older than this field). It travels in
+	// the wire slot Nonce has in other types; zero elsewhere.
+	Promise time.Duration
 	// Heard is the sender's evidence that it hears the cluster: the newest
 	// leader heartbeat it accepted from another node. Zero if none.
 	Heard Evidence

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,6 +42,12 @@ func maxMessage() protocol.Message {
 	}
 }
 
+// promiseMessage is an ACK: it carries a promise in the nonce slot.
+func promiseMessage() protocol.Message {
+	return protocol.Message{Type: protocol.Ack, Cluster: "c", From: "n1", Incarnation: 1, Seq: 2, Term: 3,
+		Leader: "n2", Promise: 600 * time.Millisecond, Payload: []byte{0, 0, 0, 0, 0, 0, 0, 9}}
+}
+
 func testKeyring(t testing.TB, keys ...string) *Keyring {
 	t.Helper()
 	var bs [][]byte
@@ -69,6 +76,9 @@ func TestRoundTrip(t *testing.T) {
 			for typ := protocol.Type(1); knownType(typ); typ++ {
 				msg := tt.msg
 				msg.Type = typ
+				if carriesPromise(typ) { // the nonce slot carries the promise
+					msg.Promise, msg.Nonce = time.Duration(msg.Nonce>>1), 0
+				}
 				msg.Addr = "10.0.0.1:7483" // not encoded
 				b, err := Encode(msg, tt.k)
 				require.NoError(t, err)
@@ -118,6 +128,41 @@ func TestLayout(t *testing.T) {
 	assert.Equal(t, want, b)
 }
 
+// TestPromiseInTheNonceSlot pins where VOTE and ACK carry Promise: in
+// nanoseconds, in the slot a nonce has in other types, which VOTE and ACK
+// never used. A node that does not know the field (Promise zero: not
+// said) reads it as a nonce and ignores it, so the layout and Version
+// stay.
+func TestPromiseInTheNonceSlot(t *testing.T) {
+	for _, typ := range []protocol.Type{protocol.Vote, protocol.Ack} {
+		m := promiseMessage()
+		m.Type = typ
+		b, err := Encode(m, nil)
+		require.NoError(t, err)
+		slot := offVersion + 3 + 1 + len(m.Cluster) + 1 + len(m.From) + 3*8 + 2 + 8
+		assert.Equal(t, uint64(600_000_000), binary.BigEndian.Uint64(b[slot:]), "%s: the promise in ns", typ)
+		got, err := Decode(b, nil)
+		require.NoError(t, err)
+		assert.Equal(t, m, got)
+		assert.Zero(t, got.Nonce)
+
+		binary.BigEndian.PutUint64(b[slot:], 0)
+		old, err := Decode(b, nil)
+		require.NoError(t, err)
+		assert.Zero(t, old.Promise, "%s from a node that does not say its promise", typ)
+
+		binary.BigEndian.PutUint64(b[slot:], 1<<63)
+		_, err = Decode(b, nil)
+		assert.Equal(t, ReasonMalformed, Reason(err), "%s: a promise beyond a duration's range", typ)
+	}
+	q := protocol.Message{Type: protocol.Query, From: "n1", Nonce: 1 << 63}
+	b, err := Encode(q, nil)
+	require.NoError(t, err)
+	got, err := Decode(b, nil)
+	require.NoError(t, err)
+	assert.Equal(t, q, got, "other types keep the whole slot for the nonce")
+}
+
 func TestAppendEncodeKeepsPrefix(t *testing.T) {
 	k := testKeyring(t, "a")
 	dst := []byte("prefix")
@@ -145,6 +190,9 @@ func TestEncodeRejects(t *testing.T) {
 		{"long Successor", func(m *protocol.Message) { m.Successor = long }, "Successor"},
 		{"invalid UTF-8", func(m *protocol.Message) { m.Leader = "\xff" }, "not valid UTF-8"},
 		{"big Payload", func(m *protocol.Message) { m.Payload = make([]byte, MaxPayload+1) }, "Payload is 1025 bytes, max 1024"},
+		{"Promise on RESIGN", func(m *protocol.Message) { m.Promise = time.Second }, "Promise is carried by VOTE and ACK only"},
+		{"Nonce on ACK", func(m *protocol.Message) { m.Type = protocol.Ack }, "Nonce is not carried by ack"},
+		{"negative Promise", func(m *protocol.Message) { m.Type, m.Nonce, m.Promise = protocol.Vote, 0, -1 }, "Promise -1ns is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

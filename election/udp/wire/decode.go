@@ -3,6 +3,8 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"time"
 	"unicode/utf8"
 
 	"github.com/lanleader/lanleader/election/udp/protocol"
@@ -73,7 +75,7 @@ func decodeBody(m *protocol.Message, b []byte) error {
 	m.Priority = r.u8()
 	m.Flags = r.u8()
 	m.Beat = r.u64()
-	m.Nonce = r.u64()
+	nonce := r.u64()
 	m.Heard.Term = r.u64()
 	m.Heard.Beat = r.u64()
 	leader := r.str()
@@ -87,6 +89,14 @@ func decodeBody(m *protocol.Message, b []byte) error {
 	}
 	if len(from) == 0 {
 		return fmt.Errorf("%w: empty node id", ErrMalformed)
+	}
+	switch {
+	case !carriesPromise(m.Type):
+		m.Nonce = nonce
+	case nonce > math.MaxInt64:
+		return fmt.Errorf("%w: promise of %d ns does not fit a duration", ErrMalformed, nonce)
+	default:
+		m.Promise = time.Duration(nonce)
 	}
 	// One allocation for all four strings: they are short and live as long
 	// as the message.

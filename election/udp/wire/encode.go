@@ -40,7 +40,7 @@ func AppendEncode(dst []byte, m protocol.Message, k *Keyring) ([]byte, error) {
 	dst = binary.BigEndian.AppendUint64(dst, m.Term)
 	dst = append(dst, m.Priority, m.Flags)
 	dst = binary.BigEndian.AppendUint64(dst, m.Beat)
-	dst = binary.BigEndian.AppendUint64(dst, m.Nonce)
+	dst = binary.BigEndian.AppendUint64(dst, nonceSlot(m))
 	dst = binary.BigEndian.AppendUint64(dst, m.Heard.Term)
 	dst = binary.BigEndian.AppendUint64(dst, m.Heard.Beat)
 	dst = appendString(dst, m.Leader)
@@ -90,6 +90,14 @@ func check(m protocol.Message) error {
 	if len(m.Payload) > MaxPayload {
 		return fmt.Errorf("wire: encode %s: %w: Payload is %d bytes, max %d",
 			m.Type, ErrInvalidMessage, len(m.Payload), MaxPayload)
+	}
+	switch {
+	case m.Promise < 0:
+		return fmt.Errorf("wire: encode %s: %w: Promise %v is negative", m.Type, ErrInvalidMessage, m.Promise)
+	case carriesPromise(m.Type) && m.Nonce != 0:
+		return fmt.Errorf("wire: encode %s: %w: Nonce is not carried by %s (its slot holds Promise)", m.Type, ErrInvalidMessage, m.Type)
+	case !carriesPromise(m.Type) && m.Promise != 0:
+		return fmt.Errorf("wire: encode %s: %w: Promise is carried by VOTE and ACK only", m.Type, ErrInvalidMessage)
 	}
 	return nil
 }

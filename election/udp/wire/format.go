@@ -64,3 +64,17 @@ func knownType(t protocol.Type) bool {
 	}
 	return false
 }
+
+// carriesPromise reports whether messages of type t carry Promise, in the
+// slot that holds Nonce in the others: a node that does not know the
+// field reads it as a nonce, which VOTE and ACK never had, and ignores it.
+func carriesPromise(t protocol.Type) bool { return t == protocol.Vote || t == protocol.Ack }
+
+// nonceSlot is what m puts in the nonce slot: Promise in nanoseconds for
+// VOTE and ACK, Nonce otherwise.
+func nonceSlot(m protocol.Message) uint64 {
+	if carriesPromise(m.Type) {
+		return uint64(m.Promise)
+	}
+	return m.Nonce
+}

@@ -24,6 +24,7 @@ func FuzzDecode(f *testing.F) {
 		for _, msg := range []struct{ fn func() []byte }{
 			{func() []byte { b, _ := Encode(fullMessage(), kk); return b }},
 			{func() []byte { b, _ := Encode(maxMessage(), kk); return b }},
+			{func() []byte { b, _ := Encode(promiseMessage(), kk); return b }},
 		} {
 			f.Add(msg.fn(), m.keyed)
 		}
