@@ -138,8 +138,10 @@ func (s *stateNode) onSend(b []byte) {
 	switch m.Type {
 	case protocol.Vote, protocol.Ack:
 		s.checked++
-		if want := (protocol.Grant{Term: m.Term, To: m.Leader}); s.disk.Grant != want {
-			s.violations = append(s.violations, fmt.Sprintf("%s sent %v binding %+v, disk holds %+v", s.id, m.Type, want, s.disk.Grant))
+		// The binding, and a promise at least the one it makes.
+		if g := s.disk.Grant; g.Term != m.Term || g.To != m.Leader || g.Promise < m.Promise {
+			s.violations = append(s.violations, fmt.Sprintf("%s sent %v binding (%x, %s) promising %v, disk holds %+v",
+				s.id, m.Type, m.Term, m.Leader, m.Promise, g))
 		}
 		if m.Type == protocol.Ack && s.firstAck.IsZero() {
 			s.firstAck = time.Now()
@@ -315,15 +317,6 @@ func TestFailedSaveHoldsBackVotesAndAcks(t *testing.T) {
 	})
 }
 
-// fileResume is Resume from a state file (as the CLI's does).
-func fileResume(st statefile.State) protocol.Durable {
-	d := protocol.Durable{Round: st.Round, MaxTerm: st.MaxTerm, Grant: protocol.Grant{Term: st.Grant.Term, To: st.Grant.To}}
-	for _, p := range st.Peers {
-		d.Peers = append(d.Peers, protocol.PeerSeq{ID: p.ID, Incarnation: p.Incarnation, Seq: p.Seq})
-	}
-	return d
-}
-
 // TestReplaySavesSkipTheStateFile: with a state file, an idle follower's
 // periodic saves (the replay table alone) leave the state file as the
 // election wrote it; restarted, the follower resumes the replay file's
@@ -357,7 +350,7 @@ func TestReplaySavesSkipTheStateFile(t *testing.T) {
 		assert.Equal(t, written, now, "the state file was written for the replay table")
 		_, st, err := statefile.Open(dir, nil)
 		require.NoError(t, err)
-		resume := fileResume(st)
+		resume := st.Durable() // as the CLI resumes
 		assert.Equal(t, disk.Grant, resume.Grant)
 		// Before anything of the leader's reaches the restarted node: the
 		// captured heartbeat, newer than the state file's floor.

@@ -1,7 +1,7 @@
 // Package statefile keeps what one lanleader node must remember across
 // restarts, a power cut of the whole cluster included: the highest
 // election round and term it used or saw, the binding of its last quorum
-// vote or ack, its replay table (per peer the newest incarnation and
+// vote or ack and the promise a restart must keep, its replay table (per peer the newest incarnation and
 // sequence number accepted), its job ledger (what it started and what it
 // heard others started) and its run history. Each node keeps
 // its own files; there is no shared store.

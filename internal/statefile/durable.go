@@ -1,12 +1,17 @@
 package statefile
 
-import "github.com/lanleader/lanleader/election/udp/protocol"
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/election/udp/protocol"
+)
 
 // Durable returns the udp election's part of st, for
 // protocol.Config.Resume: round and term, the quorum grant's binding and
 // the replay table.
 func (st State) Durable() protocol.Durable {
-	d := protocol.Durable{Round: st.Round, MaxTerm: st.MaxTerm, Grant: protocol.Grant{Term: st.Grant.Term, To: st.Grant.To}}
+	d := protocol.Durable{Round: st.Round, MaxTerm: st.MaxTerm,
+		Grant: protocol.Grant{Term: st.Grant.Term, To: st.Grant.To, Promise: time.Duration(st.Grant.PromiseNS)}}
 	for _, p := range st.Peers {
 		d.Peers = append(d.Peers, protocol.PeerSeq{ID: p.ID, Incarnation: p.Incarnation, Seq: p.Seq})
 	}
@@ -23,7 +28,7 @@ func (s *Store) SaveDurable(d protocol.Durable) error {
 	}
 	return s.Update(func(st *State) {
 		st.Round, st.MaxTerm = d.Round, d.MaxTerm
-		st.Grant = Grant{Term: d.Grant.Term, To: d.Grant.To}
+		st.Grant = Grant{Term: d.Grant.Term, To: d.Grant.To, PromiseNS: int64(d.Grant.Promise)}
 		st.Peers = peers
 	})
 }

@@ -17,12 +17,13 @@ import (
 //
 //	1: round, max_term, ledger, history
 //	2: adds grant (the quorum promise's binding) and peers (the replay table)
-const Version = 2
+//	3: adds grant.promise_ns (how long a restart keeps its start-up promise)
+const Version = 3
 
 // readable are the format versions Decode accepts. Each version's body is
 // a subset of the next one's, so one State decodes them all; a field a
 // version lacks is zero.
-var readable = []int{1, Version}
+var readable = []int{1, 2, Version}
 
 // magic starts every state file.
 const magic = "lanleader-state"
@@ -61,6 +62,10 @@ type State struct {
 type Grant struct {
 	Term uint64 `json:"term"`
 	To   string `json:"to"`
+	// PromiseNS is how long, in nanoseconds, a restarted node keeps its
+	// start-up promise (protocol.Grant.Promise). Version 3; zero in older
+	// files: the node's own promise.
+	PromiseNS int64 `json:"promise_ns,omitempty"`
 }
 
 // Peer is one replay table entry.

@@ -2,12 +2,14 @@ package statefile
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +23,7 @@ func sampleV1() State {
 
 func sample() State {
 	s := sampleV1()
-	s.Grant = Grant{Term: 41<<24 | 100<<16 | 9, To: "b"}
+	s.Grant = Grant{Term: 41<<24 | 100<<16 | 9, To: "b", PromiseNS: int64(3 * time.Second)}
 	s.Peers = []Peer{{ID: "b", Incarnation: 1<<40 | 3, Seq: 812}, {ID: "c", Incarnation: 1<<40 | 5, Seq: 17}}
 	return s
 }
@@ -46,6 +48,19 @@ func TestReadsVersion1(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(dir, FileName))
 	require.NoError(t, err)
 	assert.True(t, bytes.HasPrefix(b, []byte(fmt.Sprintf("lanleader-state %d ", Version))), "rewritten as version %d", Version)
+}
+
+// TestReadsVersion2: a version 2 file (no promise with the grant) reads
+// with the promise zero, which the node takes as its own.
+func TestReadsVersion2(t *testing.T) {
+	v2 := sample()
+	v2.Grant.PromiseNS = 0
+	body, err := json.Marshal(v2)
+	require.NoError(t, err)
+	require.NotContains(t, string(body), "promise_ns")
+	got, err := Decode(record(magic+" 2", body))
+	require.NoError(t, err)
+	assert.Equal(t, v2, got)
 }
 
 func TestRoundTrip(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // FileName is the state file's name inside the state directory.
@@ -68,7 +69,8 @@ func (s *Store) load() {
 	}
 	s.cur = st
 	s.log.Info("state loaded", "file", s.path, "round", st.Round, "max_term", st.MaxTerm, "ledger_bytes", len(st.Ledger),
-		"grant_term", st.Grant.Term, "grant_to", st.Grant.To, "replay_peers", len(st.Peers))
+		"grant_term", st.Grant.Term, "grant_to", st.Grant.To, "grant_promise", time.Duration(st.Grant.PromiseNS),
+		"replay_peers", len(st.Peers))
 }
 
 func (s *Store) loadReplay() {

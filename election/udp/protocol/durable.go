@@ -3,6 +3,7 @@ package protocol
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // Durable is the part of a Node's state that must survive a restart of
@@ -36,6 +37,12 @@ type Durable struct {
 type Grant struct {
 	Term uint64
 	To   string
+	// Promise is how long a node restarted from it keeps its start-up
+	// promise: the longest promise that may still have been in force
+	// (its own, or one resumed and not yet run out), so that a restart
+	// with a shorter promise keeps the longer one made before. Zero
+	// (a file of an older version): the node's own promise.
+	Promise time.Duration
 }
 
 // PeerSeq is one replay table entry: the newest Incarnation and Seq
@@ -102,10 +109,18 @@ func (n *Node) resume(d Durable) {
 	n.resumePeers(d.Peers)
 }
 
-// resumedGrant is g if it can bind a start-up promise, else zero (nobody).
+// resumedGrant is g if it can bind a start-up promise, else a binding to
+// nobody, keeping the promise (up to maxResumedPromise) either way: the
+// previous life may have promised that long to anyone.
 func resumedGrant(g Grant) Grant {
+	p := min(max(g.Promise, 0), maxResumedPromise)
 	if g.To == "" || len(g.To) > maxIDLen || TermRound(g.Term) == 0 {
-		return Grant{}
+		return Grant{Promise: p}
 	}
+	g.Promise = p
 	return g
 }
+
+// maxResumedPromise bounds the start-up promise a state file can ask for,
+// so that a damaged value cannot keep a node from voting for days.
+const maxResumedPromise = time.Hour

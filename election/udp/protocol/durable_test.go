@@ -32,7 +32,7 @@ func TestGrantBindingIsDurable(t *testing.T) {
 	hb := beat("l", 1, 1, 1)
 	v.Step(now, hb)
 	require.Len(t, sentOf(v, Ack), 1)
-	assert.Equal(t, Grant{Term: hb.Term, To: "l"}, v.Durable().Grant)
+	assert.Equal(t, Grant{Term: hb.Term, To: "l", Promise: v.t.Promise}, v.Durable().Grant)
 	st1, _ := v.DurableVersion()
 	assert.NotEqual(t, st0, st1, "a new binding is saved before its ACK leaves")
 
@@ -50,7 +50,7 @@ func TestGrantBindingIsDurable(t *testing.T) {
 	c := claim("m", 100, 2, 1)
 	v.Step(now, c)
 	require.Len(t, sentOf(v, Vote), 1)
-	assert.Equal(t, Grant{Term: c.Term, To: "m"}, v.Durable().Grant)
+	assert.Equal(t, Grant{Term: c.Term, To: "m", Promise: v.t.Promise}, v.Durable().Grant)
 	st3, _ := v.DurableVersion()
 	assert.NotEqual(t, st2, st3)
 }
@@ -63,7 +63,9 @@ func TestResumedPromiseKeepsTheLeader(t *testing.T) {
 	d := Durable{Round: 5, MaxTerm: hb.Term, Grant: Grant{Term: hb.Term, To: "l"}}
 	at := t0.Add(time.Hour)
 	v := restarted(t, "v", d, at)
-	assert.Equal(t, d.Grant, v.Durable().Grant, "the binding is kept until another grant replaces it")
+	want := d.Grant
+	want.Promise = v.t.Promise // a file that says none: our own
+	assert.Equal(t, want, v.Durable().Grant, "the binding is kept until another grant replaces it")
 
 	// Another candidate's claim, higher, before the leader is heard: v
 	// yields to it but may not vote.
@@ -194,4 +196,37 @@ func TestResumedPeersAreOnlyAFloor(t *testing.T) {
 	assert.Equal(t, "p1", n.successor())
 	assert.Len(t, n.Peers(t0.Add(time.Millisecond)), 1)
 	assert.Equal(t, "p1", n.Durable().Peers[0].ID, "most recently heard first")
+}
+
+// TestRestartWithAShorterPromiseKeepsTheLongerOne: a follower that acked
+// its leader promising 3 s restarts with a 600 ms promise (its interval
+// shortened). Its previous life's promise is saved with the binding: it
+// acks the leader at once, with 600 ms, and votes for nobody else until
+// 3 s after the restart — the ack does not shorten that — and only then
+// saves its own promise as the one to keep.
+func TestRestartWithAShorterPromiseKeepsTheLongerOne(t *testing.T) {
+	hb := beat("l", 1, 1, 5)
+	d := Durable{Round: 5, MaxTerm: hb.Term, Grant: Grant{Term: hb.Term, To: "l", Promise: 3 * time.Second}}
+	at := t0.Add(time.Hour)
+	v := restarted(t, "v", d, at)
+	require.Equal(t, 600*time.Millisecond, v.t.Promise)
+	assert.Equal(t, d.Grant, v.Durable().Grant, "the longer promise is still the one to keep")
+
+	v.Step(at.Add(time.Millisecond), hb)
+	acked := sentOf(v, Ack)
+	require.Len(t, acked, 1, "the leader granted before the restart is acked at once")
+	assert.Equal(t, 600*time.Millisecond, acked[0].Msg.Promise)
+	assert.Equal(t, 3*time.Second, v.Durable().Grant.Promise, "the ack promises less, the old promise still holds")
+
+	rival := claim("m", 100, 6, 1).Term
+	assert.False(t, v.q.mayGrant(at.Add(2*time.Second), rival, "m"), "may vote for a rival while the previous life's 3 s promise holds")
+	later := at.Add(3 * time.Second)
+	require.True(t, v.q.mayGrant(later, rival, "m"), "after the old promise the restarted node votes as usual")
+	v.q.grant(later, rival, "m")
+	assert.Equal(t, Grant{Term: rival, To: "m", Promise: 600 * time.Millisecond}, v.Durable().Grant)
+
+	cold := restarted(t, "w", Durable{Grant: Grant{Promise: 3 * time.Second}}, at)
+	assert.False(t, cold.q.mayGrant(at.Add(2*time.Second), rival, "m"), "a binding to nobody keeps the saved promise too")
+	huge := restarted(t, "x", Durable{Grant: Grant{Promise: 1000 * time.Hour}}, at)
+	assert.True(t, huge.q.mayGrant(at.Add(maxResumedPromise), rival, "m"), "a damaged promise is bounded")
 }

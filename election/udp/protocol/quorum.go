@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"encoding/binary"
-	"slices"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
@@ -14,32 +13,48 @@ import (
 //  1. may I vote or ack?  mayGrant — before every VOTE and every ACK;
 //  2. have I won?         won      — when a vote arrives and when the claim
 //     window ends;
-//  3. may I act?          mayAct   — in CanActAsLeader, and on every leader
-//     tick (a leader that may not act steps down).
+//  3. may I act?          mayAct   — in CanActAsLeader (and so in
+//     Committed, a job run's gate), and on every leader tick (a leader
+//     that may not act steps down).
 //
 // Safety argument (docs/protocol.md, "Quorum mode", says it at length): a
 // node that VOTEs for a claim or ACKs a heartbeat grants (term, candidate)
-// and, on its own clock, grants nothing to anyone else for Promise from that
-// moment. A leader's lease runs from the *send* time of the claim or
-// heartbeat a majority answered, for Lease = 4/5 of Promise. Any majority
-// that could elect a rival shares a node with the majority that granted
-// the lease; that node answered after the leader sent and grants no other
-// candidate until Promise after answering, so the lease ends before a
-// rival can be elected — as long as clock rates differ by less than 25 %
-// (we document 20 %; Lease/Promise = 4/5 is that margin). A grant is bound
-// to one (term, candidate): a second candidate that claims the same term
-// (two ids colliding on the 16-bit tag) is refused.
+// and, on its own clock, grants nothing to anyone else for its promise P_i
+// from that moment; the VOTE or ACK says P_i (Message.Promise), and a
+// grant never shortens one in force. Each grant i answered something the
+// leader sent at s_i (its clock), so it supports the lease until
+//
+//	e_i = s_i + 4/5 × min(P_i, P)
+//
+// where P is the leader's own promise: a candidate grants itself, and its
+// claim or leadership counts as one more grant of P (a grant that does not
+// say its P_i, from an older node, counts as P too). The lease holds until
+// the latest t such that a majority, the leader included, has grants with
+// e_i ≥ t: the (majority-1)-th latest e_i of distinct granters. Any
+// majority that could elect a rival shares a node i with that majority;
+// i answered after s_i and grants no rival until s_i + P_i on its own
+// clock, while the lease ends by s_i + 4/5 × P_i on the leader's — before,
+// as long as clock rates differ by less than 25 % (we document 20 %; 4/5
+// is that margin). So nodes whose interval, misses or promise_misses
+// differ (a rolling change) never give a lease longer than the shortest
+// promise of the majority that counts. A grant is bound to one (term,
+// candidate): a second candidate that claims the same term (two ids
+// colliding on the 16-bit tag) is refused.
 //
 // A node that starts may have granted something in a previous life, so it
-// holds a start-up promise for Promise. Without a state file it binds to
-// nobody and refuses votes and acks alike. With one, it binds to the
-// (term, candidate) of the last grant saved (Durable.Grant), which the
-// adapter writes whenever the binding changes and before the VOTE or ACK
-// that makes it leaves: whatever the previous life granted last is on disk,
-// and any grant it made earlier was superseded by it. Granting that
-// candidate again, at that term or later, is what the previous life's
-// promise allowed; everyone else waits the full Promise, as without a state
-// file. So a restarted follower keeps acking its leader at once.
+// holds a start-up promise. Without a state file it lasts P and binds to
+// nobody: it refuses votes and acks alike (a previous life with a longer
+// promise is not covered: operations.md says to keep such a node down for
+// its old promise). With one, it binds to the (term, candidate) of the last
+// grant saved (Durable.Grant), which the adapter writes whenever the
+// binding changes and before the VOTE or ACK that makes it leaves, and
+// lasts the promise saved with it (Grant.Promise: the longest that may
+// still have been in force, at least P): whatever the previous life
+// granted last is on disk, and any grant it made earlier was superseded by
+// it. Granting that candidate again, at that term or later, is what the
+// previous life's promise allowed; everyone else waits the full start-up
+// promise. So a restarted follower keeps acking its leader, and one
+// restarted with a shorter promise keeps the longer one it made before.
 
 // grant is a promise in force: until `until`, vote or ack for nobody but
 // (term, to) and the same node's later terms. to == "" is the start-up
@@ -53,25 +68,32 @@ type grant struct {
 // quorumTracker holds quorum-mode state. Its zero size means quorum mode
 // is off: every question then answers yes.
 type quorumTracker struct {
-	size    int
+	size int
+	// promise is this node's own promise, P.
 	promise time.Duration
-	lease   time.Duration
 
 	// Voter side: the grant in force (our own claim included: a candidate
 	// grants itself).
 	granted grant
+	// hold is the promise a restart must keep (Grant.Promise): the
+	// resumed one until holdUntil, when the start-up promise made with it
+	// ends, then our own.
+	hold      time.Duration
+	holdUntil time.Time
 
 	// Candidate side: our claim's term, when it was first sent, and who
-	// voted for it.
+	// voted for it, with the promise each vote said.
 	claimTerm   uint64
 	claimSentAt time.Time
-	votes       map[string]bool
+	votes       map[string]time.Duration
 
 	// Leader side: send time of recent heartbeats by sequence, and per
-	// follower the send time of the newest heartbeat it acked.
-	sentAt     map[uint64]time.Time
-	ackedAt    map[string]time.Time
-	leaseUntil time.Time
+	// follower the end of the lease its grants support (e_i above) and
+	// the promise its latest grant said.
+	sentAt       map[uint64]time.Time
+	ackedUntil   map[string]time.Time
+	ackedPromise map[string]time.Duration
+	leaseUntil   time.Time
 	// sentVer is the payload version each recent heartbeat carried;
 	// ackedVer, per follower, the highest version it acked (commit.go).
 	sentVer  map[uint64]uint64
@@ -102,20 +124,26 @@ type quorumTracker struct {
 }
 
 // newQuorumTracker starts with the start-up promise, bound to resumed (the
-// last binding saved in a previous life; zero: nobody).
+// last binding saved in a previous life; zero: nobody) for the longer of
+// our promise and the one saved with it.
 func newQuorumTracker(t Timings, size int, now time.Time, resumed Grant) quorumTracker {
-	q := quorumTracker{size: size, promise: t.Promise, lease: t.Lease}
+	q := quorumTracker{size: size, promise: t.Promise}
 	if size > 0 {
 		// We may have promised something in a previous life.
-		q.granted = grant{term: resumed.Term, to: resumed.To, until: now.Add(t.Promise)}
+		q.hold = max(t.Promise, resumed.Promise)
+		q.holdUntil = now.Add(q.hold)
+		q.granted = grant{term: resumed.Term, to: resumed.To, until: q.holdUntil}
 	}
 	return q
 }
 
-// binding is the grant's (term, candidate), saved in Durable. It outlives
-// the grant's expiry and release: any later grant replaces it, so the
-// binding on disk is always the last one made.
-func (q *quorumTracker) binding() Grant { return Grant{Term: q.granted.term, To: q.granted.to} }
+// binding is the grant's (term, candidate) and the promise a restart must
+// keep, saved in Durable. It outlives the grant's expiry and release: any
+// later grant replaces it, so the binding on disk is always the last one
+// made.
+func (q *quorumTracker) binding() Grant {
+	return Grant{Term: q.granted.term, To: q.granted.to, Promise: q.hold}
+}
 
 // on reports whether quorum mode is on.
 func (q *quorumTracker) on() bool { return q.size > 0 }
@@ -144,9 +172,17 @@ func (q *quorumTracker) mayGrant(now time.Time, term uint64, candidate string) b
 	return g.to != "" && g.to == candidate && term >= g.term
 }
 
-// grant records a vote or ack for (term, candidate): binding for Promise.
-func (q *quorumTracker) grant(now time.Time, term uint64, candidate string) {
-	q.granted = grant{term: term, to: candidate, until: now.Add(q.promise)}
+// grant records a vote or ack for (term, candidate), binding for our
+// promise from now, and returns that promise. A promise still in force
+// is never shortened: a grant may only be made while the one in force is
+// to the same candidate or over, and one made before a restart with a
+// longer promise (the start-up promise) must be kept.
+func (q *quorumTracker) grant(now time.Time, term uint64, candidate string) time.Duration {
+	q.granted = grant{term: term, to: candidate, until: later(q.granted.until, now.Add(q.promise))}
+	if !now.Before(q.holdUntil) {
+		q.hold = q.promise
+	}
+	return q.promise
 }
 
 // grantedUntil is when the grant in force ends (zero if none).
@@ -164,19 +200,20 @@ func (q *quorumTracker) release(term uint64, to string) {
 // ourselves, so the claim is a grant like any other.
 func (q *quorumTracker) startClaim(now time.Time, term uint64, self string) {
 	q.claimTerm, q.claimSentAt = term, now
-	q.votes = make(map[string]bool)
+	q.votes = make(map[string]time.Duration)
 	if q.on() {
 		q.grant(now, term, self)
 	}
 }
 
-// addVote counts voter's vote for our claim of term. Votes arriving later
-// than Lease after the claim was sent could not give a lease any more.
-func (q *quorumTracker) addVote(now time.Time, voter string, term uint64) {
-	if term != q.claimTerm || !now.Before(q.claimSentAt.Add(q.lease)) {
+// addVote counts voter's vote for our claim of term, which promised
+// promise. A vote arriving after the lease it supports from the claim's
+// send time could not give a lease any more.
+func (q *quorumTracker) addVote(now time.Time, voter string, term uint64, promise time.Duration) {
+	if term != q.claimTerm || !now.Before(q.claimSentAt.Add(q.leaseFor(promise))) {
 		return
 	}
-	q.votes[voter] = true
+	q.votes[voter] = promise
 }
 
 // won is question 2: have a majority (ourselves included) voted for our
@@ -195,88 +232,12 @@ func (q *quorumTracker) reachable(now time.Time, leading bool) int {
 		return len(q.votes) + 1
 	}
 	k := 1
-	for _, at := range q.ackedAt {
-		if now.Before(at.Add(q.lease)) {
+	for _, until := range q.ackedUntil {
+		if now.Before(until) {
 			k++
 		}
 	}
 	return k
-}
-
-// startLease begins the leadership won by the votes for our claim: the
-// lease runs from the claim's send time.
-func (q *quorumTracker) startLease() {
-	q.sentAt = make(map[uint64]time.Time)
-	q.ackedAt = make(map[string]time.Time)
-	q.sentVer = make(map[uint64]uint64)
-	q.ackedVer = make(map[string]uint64)
-	q.leaseUntil = q.claimSentAt.Add(q.lease)
-	if q.majority() <= 1 {
-		q.leaseUntil = farFuture
-	}
-	q.failed, q.lost = 0, false
-}
-
-// mayAct is question 3: does the lease hold at now? Without quorum mode
-// there is no lease.
-func (q *quorumTracker) mayAct(now time.Time) bool {
-	if !q.on() {
-		return true
-	}
-	return !q.overfull() && now.Before(q.leaseUntil)
-}
-
-// leaseEnd is when mayAct turns false if no ack arrives (quorum mode only).
-func (q *quorumTracker) leaseEnd() time.Time { return q.leaseUntil }
-
-// sent remembers when heartbeat id was sent, for lease accounting.
-func (q *quorumTracker) sent(id uint64, now time.Time) {
-	if !q.on() {
-		return
-	}
-	q.sentAt[id] = now
-	if id > sentWindow {
-		delete(q.sentAt, id-sentWindow)
-		delete(q.sentVer, id-sentWindow)
-	}
-}
-
-// acked records that from acked heartbeat id and extends the lease if a
-// majority has acked heartbeats sent since.
-func (q *quorumTracker) acked(from string, id uint64) {
-	sent, ok := q.sentAt[id]
-	if !ok {
-		return
-	}
-	if sent.After(q.ackedAt[from]) {
-		q.ackedAt[from] = sent
-	}
-	if v := q.sentVer[id]; v > q.ackedVer[from] {
-		q.ackedVer[from] = v
-	}
-	if until := q.majoritySince().Add(q.lease); until.After(q.leaseUntil) {
-		q.leaseUntil = until
-	}
-}
-
-// majoritySince returns the latest send time t such that a majority
-// (ourselves included) has acked a heartbeat sent at or after t: everything
-// the leader sent before t (a payload version, say) has reached a majority.
-// Zero if no majority has acked anything yet.
-func (q *quorumTracker) majoritySince() time.Time {
-	need := q.majority() - 1
-	if need <= 0 {
-		return farFuture
-	}
-	if len(q.ackedAt) < need {
-		return time.Time{}
-	}
-	ts := make([]time.Time, 0, len(q.ackedAt))
-	for _, t := range q.ackedAt {
-		ts = append(ts, t)
-	}
-	slices.SortFunc(ts, func(a, b time.Time) int { return b.Compare(a) })
-	return ts[need-1]
 }
 
 // claimFailed counts a claim that ended without a majority and returns how
@@ -301,13 +262,6 @@ func (q *quorumTracker) heardLeader() { q.failed, q.lost = 0, false }
 // intervals (3.2 s at the default interval).
 const maxClaimBackoffShift = 4
 
-// sentWindow bounds how many recent heartbeats' send times a leader keeps;
-// acks of older heartbeats no longer matter for the lease.
-const sentWindow = 64
-
-// farFuture is a lease that never ends (a one-node quorum).
-var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // The Node's side: where the three questions are asked and the answers
 // sent.
 
@@ -318,9 +272,9 @@ func (n *Node) vote(now time.Time, m *Message) {
 		n.stats.VotesRefused++
 		return
 	}
-	n.q.grant(now, m.Term, m.From)
+	promise := n.q.grant(now, m.Term, m.From)
 	n.stats.VotesGranted++
-	n.emit(m.From, Message{Type: Vote, Term: m.Term, Leader: m.From, Payload: n.payload})
+	n.emit(m.From, Message{Type: Vote, Term: m.Term, Leader: m.From, Promise: promise, Payload: n.payload})
 }
 
 // ack answers an accepted heartbeat of our leader, renewing its lease and
@@ -330,10 +284,10 @@ func (n *Node) ack(now time.Time, m *Message) {
 		n.stats.AcksRefused++
 		return
 	}
-	n.q.grant(now, m.Term, m.From)
+	promise := n.q.grant(now, m.Term, m.From)
 	var seq [8]byte
 	binary.BigEndian.PutUint64(seq[:], m.Seq)
-	n.emit(m.From, Message{Type: Ack, Term: m.Term, Leader: m.From, Payload: seq[:]})
+	n.emit(m.From, Message{Type: Ack, Term: m.Term, Leader: m.From, Promise: promise, Payload: seq[:]})
 }
 
 // abandonClaim releases the grant a candidate made to its own claim: it
@@ -348,7 +302,7 @@ func (n *Node) stepVote(now time.Time, m *Message) {
 	if n.role != election.Candidate || m.Term != n.claimTerm || m.Leader != n.cfg.NodeID {
 		return
 	}
-	n.q.addVote(now, m.From, m.Term)
+	n.q.addVote(now, m.From, m.Term, m.Promise)
 }
 
 // stepAck records that m.From acked one of our heartbeats.
@@ -356,5 +310,5 @@ func (n *Node) stepAck(m *Message) {
 	if n.role != election.Leader || m.Term != n.leader.Term || m.Leader != n.cfg.NodeID || len(m.Payload) != 8 {
 		return
 	}
-	n.q.acked(m.From, binary.BigEndian.Uint64(m.Payload))
+	n.q.acked(m.From, binary.BigEndian.Uint64(m.Payload), m.Promise)
 }

@@ -11,29 +11,11 @@ import (
 )
 
 // quorumLeader returns node "a" of a 3-node quorum cluster elected with
-// one vote (from "b"), and when its claim was sent.
+// one vote (from "b", promising as much as a), and when its claim was
+// sent.
 func quorumLeader(t *testing.T, promiseMisses int) (*Node, time.Time) {
 	t.Helper()
-	c := testConfig("a", 100, 1)
-	c.ClusterSize = 3
-	c.PromiseMisses = promiseMisses
-	a, err := NewNode(c, t0)
-	require.NoError(t, err)
-	a.Ready()
-	for a.Status().Role != election.Candidate {
-		a.Tick(a.NextTick())
-	}
-	cl := sentOf(a, Claim)
-	require.Len(t, cl, 1)
-	sentAt := a.now
-	a.Step(sentAt.Add(time.Millisecond), Message{Type: Vote, Cluster: "test", From: "b", Incarnation: 1, Seq: 1,
-		Term: cl[0].Msg.Term, Leader: "a", Priority: 100})
-	for a.Status().Role == election.Candidate {
-		a.Tick(a.NextTick())
-	}
-	require.Equal(t, election.Leader, a.Status().Role)
-	a.Ready()
-	return a, sentAt
+	return leaderWithVotes(t, 3, promiseMisses, granted{"b", 0})
 }
 
 // TestLeaderMayNotActPastItsLease: without acks the lease ends Lease after

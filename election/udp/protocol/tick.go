@@ -67,9 +67,10 @@ func (n *Node) tickOnce(now time.Time) bool {
 			return false
 		}
 		n.beat(now)
-		n.nextBeat = n.nextBeat.Add(n.cfg.Interval)
+		every := n.beatEvery(now)
+		n.nextBeat = n.nextBeat.Add(every)
 		if !n.nextBeat.After(now) {
-			n.nextBeat = now.Add(n.cfg.Interval)
+			n.nextBeat = now.Add(every)
 		}
 		return true
 	case election.Candidate:

@@ -39,9 +39,10 @@ type Timings struct {
 	// Promise (quorum mode) is how long a VOTE or ACK binds the voter:
 	// PromiseMisses × Interval.
 	Promise time.Duration
-	// Lease (quorum mode) is how long a leader may act after sending the
-	// claim or heartbeat a majority answered: 4/5 of Promise, the margin
-	// that tolerates clock rates differing by up to 20 %.
+	// Lease (quorum mode) is how long at most a leader may act after
+	// sending the claim or heartbeat a majority answered: 4/5 of Promise,
+	// the margin that tolerates clock rates differing by up to 20 % — less
+	// when that majority granted shorter promises (quorum.go).
 	Lease time.Duration
 	// MaxClaimBackoff (quorum mode) bounds the wait after claims that
 	// found no majority: Interval doubling per failure up to 16 × Interval.
@@ -115,6 +116,10 @@ func (c Config) Timings() Timings {
 		pm = c.Misses
 	}
 	t.Promise = time.Duration(pm) * c.Interval
-	t.Lease = t.Promise * 4 / 5
+	t.Lease = leaseOf(t.Promise)
 	return t
 }
+
+// leaseOf is the lease a promise p supports: 4/5 of it, the margin that
+// tolerates clock rates differing by up to 20 %.
+func leaseOf(p time.Duration) time.Duration { return p * 4 / 5 }

@@ -161,7 +161,16 @@ func (n *Node) lead(now time.Time) {
 	n.q.startLease()
 	n.sentVer = 0
 	n.beat(now)
-	n.nextBeat = now.Add(n.t.Interval)
+	n.nextBeat = now.Add(n.beatEvery(now))
+}
+
+// beatEvery is the leader's heartbeat period: Interval, or less in quorum
+// mode while grants of a shorter timing hold the lease (quorumTracker.pace).
+func (n *Node) beatEvery(now time.Time) time.Duration {
+	if !n.q.on() {
+		return n.t.Interval
+	}
+	return n.q.pace(now, n.t.Interval, min(n.cfg.Misses, paceBeats), n.t.ClaimWindow)
 }
 
 // beat broadcasts a heartbeat carrying the payload.
@@ -216,7 +225,7 @@ func (n *Node) onPause(now time.Time) {
 		n.beat(now)
 		n.emit("", Message{Type: Query, Leader: n.cfg.NodeID})
 		n.listenUntil = now.Add(n.cfg.ClaimWindow)
-		n.nextBeat = now.Add(n.cfg.Interval)
+		n.nextBeat = now.Add(n.beatEvery(now))
 	case election.Candidate:
 		if n.q.on() {
 			// Votes that arrived while we slept may be stale: the voters'
