@@ -3,7 +3,10 @@ package udp
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+
+	"github.com/lanleader/lanleader/election/udp/protocol"
 )
 
 // quorumLog remembers what was last logged about quorum mode, so each
@@ -15,6 +18,8 @@ type quorumLog struct {
 	// is set once the WARN went out.
 	lostSince time.Time
 	warned    bool
+	// differing is the last logged list of nodes whose timing differs.
+	differing string
 }
 
 // warnAt is when the "no majority" WARN is due (zero if none is): the run
@@ -29,9 +34,10 @@ func (w *quorumLog) warnAt(promise time.Duration) time.Time {
 // logQuorum logs changes of quorum mode's state: a majority lost (WARN,
 // with counts) for longer than a promise period — a start-up or an election
 // that fails once while restarted nodes still keep their start-up promise is
-// not worth a WARN — or regained after that WARN (INFO), and a cluster
-// larger than ClusterSize (ERROR, naming the ids heard) or consistent again
-// (INFO). Run loop only.
+// not worth a WARN — or regained after that WARN (INFO), a cluster larger
+// than ClusterSize (ERROR, naming the ids heard) or consistent again
+// (INFO), and nodes whose promise differs from this node's (WARN, naming
+// them) or that agree again (INFO). Run loop only.
 func (e *Elector) logQuorum(now time.Time) {
 	e.mu.Lock()
 	q := e.node.Quorum()
@@ -50,6 +56,7 @@ func (e *Elector) logQuorum(now time.Time) {
 				slog.Int("heard_ids", q.Heard), slog.Int("cluster_size", q.Size))
 		}
 	}
+	e.logTiming(q)
 	switch {
 	case q.Lost && w.lostSince.IsZero():
 		w.lostSince = now
@@ -66,4 +73,28 @@ func (e *Elector) logQuorum(now time.Time) {
 				slog.Int("cluster_size", q.Size), slog.Int("majority", q.Majority))
 		}
 	}
+}
+
+// logTiming logs when the set of nodes whose promise differs from this
+// node's changes: a WARN naming them and their promises, or an INFO once
+// none differs any more. Their votes and acks are heard only by the node
+// they answer, so it is the leader (or a candidate) that says it.
+func (e *Elector) logTiming(q protocol.QuorumStatus) {
+	w := &e.qlog
+	parts := make([]string, len(q.Differing))
+	for i, p := range q.Differing {
+		parts[i] = fmt.Sprintf("%s promises %v", p.ID, p.Promise)
+	}
+	d := strings.Join(parts, ", ")
+	if d == w.differing {
+		return
+	}
+	switch {
+	case d != "":
+		e.log.Warn(fmt.Sprintf("timing differs: %s; this node promises %v; each lease follows the shortest promise granted, so leases are shorter and leaders heartbeat faster than configured: set the same interval and misses on every node", d, q.Promise),
+			slog.Any("nodes", parts), slog.Duration("promise", q.Promise))
+	case w.differing != "":
+		e.log.Info(fmt.Sprintf("timing agrees again: no node heard lately promises other than %v", q.Promise), slog.Duration("promise", q.Promise))
+	}
+	w.differing = d
 }

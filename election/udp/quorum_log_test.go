@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,8 +42,9 @@ func (l *lockedBuffer) String() string {
 }
 
 // runQuorumNodes runs n Electors with ClusterSize size for d of fake time
-// and returns their logs and how many leaderships started.
-func runQuorumNodes(t *testing.T, n, size int, d time.Duration) (string, int64) {
+// and returns their logs and how many leaderships started. edit, if set,
+// adjusts node i's config (i from 1).
+func runQuorumNodes(t *testing.T, n, size int, d time.Duration, edit ...func(i int, pc *protocol.Config)) (string, int64) {
 	var led atomic.Int64
 	var logs lockedBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -54,6 +56,9 @@ func runQuorumNodes(t *testing.T, n, size int, d time.Duration) (string, int64) 
 		pc.NodeID, pc.Cluster, pc.ClusterSize = fmt.Sprintf("n%d", i), "test", size
 		pc.Rand = rand.New(rand.NewPCG(uint64(i), 7))
 		pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(i))
+		for _, f := range edit {
+			f(i, &pc)
+		}
 		e, err := udp.New(udp.Config{Protocol: pc, Logger: logger.With("node", pc.NodeID), Clock: udp.GoClock{},
 			Transport: net.Join(netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i)))})
 		require.NoError(t, err)
@@ -87,5 +92,36 @@ func TestClusterSizeTooSmallIsAnError(t *testing.T) {
 		assert.Contains(t, logs, `level=ERROR msg="cluster_size too small: heard 3 distinct node ids, cluster_size is 2`)
 		assert.Contains(t, logs, "ids=\"[n1 n2 n3]\"")
 		assert.Zero(t, led, "a node led although cluster_size is too small")
+	})
+}
+
+// TestDifferingTimingIsWarnedOncePerChange: a node of three runs at half
+// the others' interval (a rolling change half done). The node its grants
+// reach says so at WARN, naming it and its promise — once, not per packet.
+func TestDifferingTimingIsWarnedOncePerChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs, led := runQuorumNodes(t, 3, 3, 10*time.Second, func(i int, pc *protocol.Config) {
+			if i == 3 {
+				pc.Interval = 100 * time.Millisecond
+			}
+		})
+		require.Positive(t, led)
+		seen := map[string]bool{}
+		for line := range strings.Lines(logs) {
+			if !strings.Contains(line, `msg="timing differs`) {
+				continue
+			}
+			assert.Contains(t, line, "level=WARN")
+			if strings.Contains(line, "node=n3") {
+				assert.Regexp(t, `timing differs: (n1 promises 600ms|n2 promises 600ms|n1 promises 600ms, n2 promises 600ms); this node promises 300ms`, line)
+			} else {
+				assert.Contains(t, line, "timing differs: n3 promises 300ms; this node promises 600ms")
+			}
+			what := line[strings.Index(line, "level="):]
+			assert.False(t, seen[what], "said again without a change: %s", what)
+			seen[what] = true
+		}
+		assert.NotEmpty(t, seen, "nobody said the timing differs")
+		assert.LessOrEqual(t, len(seen), 3, "at most once per change")
 	})
 }

@@ -15,6 +15,9 @@ type peer struct {
 	lastHeard   time.Time
 	// gone is set when the peer resigned: do not name it successor.
 	gone bool
+	// promise is what its latest VOTE or ACK promised (zero: none yet, or
+	// not said).
+	promise time.Duration
 	// prevInc and prevSeq are the incarnation this id had before the
 	// current one, still admitted while it keeps sending fresh sequence
 	// numbers: two live processes with one id (a misconfiguration) are

@@ -294,11 +294,20 @@ func (n *Node) ack(now time.Time, m *Message) {
 // will never lead with that term, so it may vote for others at once.
 func (n *Node) abandonClaim() { n.q.release(n.claimTerm, n.cfg.NodeID) }
 
+// notePromise remembers the promise m, a VOTE or ACK addressed to us, said
+// (Quorum().Differing).
+func (n *Node) notePromise(m *Message) {
+	if p := n.peers[m.From]; p != nil && m.Leader == n.cfg.NodeID && m.Promise != 0 {
+		p.promise = m.Promise
+	}
+}
+
 // stepVote counts a vote for our claim. The claim is decided when its
 // window ends (tick.go), as without quorum: a node that knows a newer
 // leader term has that long to correct us, so terms keep growing across
 // leaders even when a majority restarted and forgot them.
 func (n *Node) stepVote(now time.Time, m *Message) {
+	n.notePromise(m)
 	if n.role != election.Candidate || m.Term != n.claimTerm || m.Leader != n.cfg.NodeID {
 		return
 	}
@@ -307,6 +316,7 @@ func (n *Node) stepVote(now time.Time, m *Message) {
 
 // stepAck records that m.From acked one of our heartbeats.
 func (n *Node) stepAck(m *Message) {
+	n.notePromise(m)
 	if n.role != election.Leader || m.Term != n.leader.Term || m.Leader != n.cfg.NodeID || len(m.Payload) != 8 {
 		return
 	}

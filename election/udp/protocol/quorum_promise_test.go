@@ -158,3 +158,19 @@ func TestLeaderKeepsThePaceOfTheShortestPromise(t *testing.T) {
 	same.Tick(same.NextTick())
 	assert.Equal(t, first.Add(same.t.Interval), same.now, "equal timing: the interval")
 }
+
+// TestQuorumStatusNamesTheNodesWhoseTimingDiffers: the grants that promise
+// other than this node's own promise are reported, by node, with the
+// promise, until the node grants with the same promise again.
+func TestQuorumStatusNamesTheNodesWhoseTimingDiffers(t *testing.T) {
+	a, _ := leaderWithVotes(t, 5, 15, granted{"c", 600 * time.Millisecond}, granted{"b", 0}, granted{"d", 3 * time.Second})
+	q := a.Quorum()
+	assert.Equal(t, 3*time.Second, q.Promise)
+	assert.Equal(t, []PeerPromise{{ID: "c", Promise: 600 * time.Millisecond}}, q.Differing, "b says none, d agrees")
+
+	a.Publish(a.now, []byte("x"))
+	hb := sentOf(a, Heartbeat)
+	require.Len(t, hb, 1)
+	acks(a, hb[0].Msg, a.now, granted{"c", 3 * time.Second}, granted{"e", 1200 * time.Millisecond})
+	assert.Equal(t, []PeerPromise{{ID: "e", Promise: 1200 * time.Millisecond}}, a.Quorum().Differing, "c restarted with the same timing")
+}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
@@ -28,6 +29,20 @@ type QuorumStatus struct {
 	// Overfull is Heard > Size: ClusterSize is too small for the nodes on
 	// the LAN, and this node will not vote, ack or act as leader.
 	Overfull bool
+	// Promise is this node's own promise (PromiseMisses × Interval).
+	Promise time.Duration
+	// Differing lists, sorted by id, the nodes heard within
+	// ForgetPeerAfter whose latest VOTE or ACK to this node promised other
+	// than Promise: their interval or misses differ from this node's. A
+	// lease follows the shortest promise granted (quorum.go), so the
+	// cluster stays safe, but its timing is not what the operator set.
+	Differing []PeerPromise
+}
+
+// PeerPromise is the promise a node's latest VOTE or ACK said.
+type PeerPromise struct {
+	ID      string
+	Promise time.Duration
 }
 
 // Quorum returns quorum mode's current view.
@@ -48,7 +63,22 @@ func (n *Node) Quorum() QuorumStatus {
 		Heard:     q.heard,
 		HeardIDs:  slices.Clone(q.heardIDs),
 		Overfull:  q.overfull(),
+		Promise:   q.promise,
+		Differing: n.differingPromises(),
 	}
+}
+
+// differingPromises lists the peers heard lately whose latest grant
+// promised other than our own promise (zero, not said, is not counted).
+func (n *Node) differingPromises() []PeerPromise {
+	var out []PeerPromise
+	for id, p := range n.peers {
+		if p.promise != 0 && p.promise != n.q.promise && !p.gone && n.peerRecent(n.now, p) {
+			out = append(out, PeerPromise{ID: id, Promise: p.promise})
+		}
+	}
+	slices.SortFunc(out, func(a, b PeerPromise) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // countMembers updates the number of distinct node ids heard within
