@@ -189,12 +189,27 @@ func (n *Node) sentBroadcast() {
 }
 
 // onEcho handles our own broadcast coming back: the receive path works.
+// A candidate's claim that comes back late (the receive goroutine waited
+// for the CPU: a loaded host, a job starting) is not lost: whatever the
+// peers answered is queued behind it and just as late, so the window is
+// extended to half a claim window after the echo, time for an answer's
+// round trip, instead of the candidate giving up as if it were deaf.
 func (n *Node) onEcho(m *Message) {
 	n.hear.echoWant = time.Time{}
 	n.hear.deafClaims = 0
 	if m.Type == Claim && n.role == election.Candidate && m.Term == n.claimTerm {
 		n.hear.claimEchoed = true
+		if end := n.now.Add(n.t.ClaimWindow / 2); end.After(n.claimUntil) {
+			n.claimUntil = end
+		}
 	}
+}
+
+// claimDeafAt is when a candidate whose claim has not come back counts
+// itself deaf (deaf's limit: an interval after it was sent) and gives the
+// claim up. Before that, a missing echo is only late.
+func (n *Node) claimDeafAt() time.Time {
+	return n.claimSent.Add(n.cfg.Interval)
 }
 
 // deafRetry is how long a node that found itself deaf waits before it

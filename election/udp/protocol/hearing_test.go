@@ -276,3 +276,59 @@ func TestLateSelfEchoIsNotDeafness(t *testing.T) {
 	n.Step(t0.Add(c.Interval), boot[0].Msg) // the echo, at last
 	assert.False(t, n.Hearing(t0.Add(c.Interval)).Deaf)
 }
+
+// A candidate whose claim comes back late (its receive goroutine waited
+// for the CPU past the claim window) still leads: on main it gave the
+// claim up as deaf at the window's end and backed off two intervals,
+// which is how the best-ranked survivor of a host-loss round on a loaded
+// machine failed to claim and a lower-priority node took over 300 ms
+// late. A claim missing for an interval is still deafness.
+func TestLateClaimEchoStillLeads(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		echo  time.Duration // after the claim; 0: never
+		leads bool
+	}{
+		{"echo in the window", time.Millisecond, true},
+		{"echo 40 ms late", 50 * time.Millisecond, true},
+		{"no echo for an interval", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testConfig("me", 100, 1)
+			c.SelfEcho = true
+			n, err := NewNode(c, t0)
+			require.NoError(t, err)
+			n.Step(t0, n.Ready()[0].Msg) // the start-up query's echo
+			var claim Message
+			for i := 0; i < 100 && claim.Type != Claim; i++ {
+				n.Tick(n.NextTick())
+				for _, e := range n.Ready() {
+					if e.Msg.Type == Claim {
+						claim = e.Msg
+					}
+				}
+			}
+			require.Equal(t, Claim, claim.Type)
+			sent := n.now
+			end := sent.Add(c.Interval + n.t.ClaimWindow)
+			for i := 0; i < 100 && n.Status().Role == election.Candidate && n.now.Before(end); i++ {
+				next := n.NextTick()
+				if at := sent.Add(tc.echo); tc.echo > 0 && claim.Type == Claim && !next.Before(at) {
+					n.Step(at, claim)
+					claim.Type = 0 // delivered
+					continue
+				}
+				n.Tick(next)
+				n.Ready()
+			}
+			if tc.leads {
+				assert.Equal(t, election.Leader, n.Status().Role)
+				assert.Zero(t, n.Stats().DeafClaims)
+				return
+			}
+			assert.NotEqual(t, election.Leader, n.Status().Role)
+			assert.Equal(t, uint64(1), n.Stats().DeafClaims)
+			assert.True(t, n.Hearing(n.now).Deaf)
+		})
+	}
+}

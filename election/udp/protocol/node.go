@@ -84,7 +84,10 @@ type Node struct {
 	// relistenUntil holds off suspicion after this follower was paused.
 	relistenUntil time.Time
 
-	claimTerm     uint64
+	claimTerm uint64
+	// claimSent is when the claim was first sent; claimUntil when its
+	// window ends (later if its echo came late, hearing.go).
+	claimSent     time.Time
 	claimUntil    time.Time
 	claimResendAt time.Time
 	claimResent   bool
@@ -215,6 +218,9 @@ func (n *Node) nextDeadline() time.Time {
 	case election.Candidate:
 		if !n.claimResent && n.claimResendAt.Before(n.claimUntil) {
 			return n.claimResendAt
+		}
+		if n.cfg.SelfEcho && !n.hear.claimEchoed && !n.now.Before(n.claimUntil) {
+			return n.claimDeafAt()
 		}
 		return n.claimUntil
 	}

@@ -76,6 +76,9 @@ func (n *Node) tickOnce(now time.Time) bool {
 	case election.Candidate:
 		if !now.Before(n.claimUntil) {
 			if n.cfg.SelfEcho && !n.hear.claimEchoed {
+				if now.Before(n.claimDeafAt()) {
+					return false // late, not lost: wait for it (hearing.go)
+				}
 				// Our claim did not come back: we cannot hear objections
 				// (a live leader's answer). Do not lead; retry later.
 				n.stats.DeafClaims++

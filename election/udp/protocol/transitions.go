@@ -128,6 +128,7 @@ func (n *Node) campaign(now time.Time, preempt bool) {
 	n.claimTerm = term
 	n.observeTerm(n.claimTerm)
 	n.claimPreempt = preempt
+	n.claimSent = now
 	n.claimUntil = now.Add(n.t.ClaimWindow)
 	n.claimResendAt = now.Add(n.t.ClaimResend)
 	n.claimResent = false
@@ -236,6 +237,7 @@ func (n *Node) onPause(now time.Time) {
 			return
 		}
 		// Our window may have passed unseen: claim again, full window.
+		n.claimSent = now
 		n.claimUntil = now.Add(n.t.ClaimWindow)
 		n.claimResendAt = now.Add(n.t.ClaimResend)
 		n.claimResent = false
