@@ -43,9 +43,14 @@ func validHostname(h string) bool {
 
 // checkJobs warns about jobs whose working directory is missing here: the
 // run would fail at its start. (A warning, not an error: the directory may
-// be a mount that appears later.)
+// be a mount that appears later.) And about http: jobs without a timeout,
+// which a server that never answers holds for ever.
 func checkJobs(src *Source, file *config.File) {
 	for i, j := range file.Jobs {
+		if j.HTTP != nil && j.Timeout == 0 {
+			src.Warn("%s: jobs[%d]: http job %q has no timeout: a request its server never answers holds the job for ever (with overlap: skip, every later instant is skipped); set timeout",
+				file.Where(fmt.Sprintf("jobs[%d].http", i)), i, j.Name)
+		}
 		if j.Dir == "" {
 			continue
 		}

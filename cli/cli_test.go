@@ -255,3 +255,13 @@ func TestStatusAndWhoReadTheConfig(t *testing.T) {
 	assert.Equal(t, ExitConfig, code)
 	assert.Contains(t, stderr, "/nonexistent/key", "the key comes from election.secret_file")
 }
+
+// TestCheckConfigWarnsOfAnHTTPJobWithoutTimeout: a request that never gets
+// an answer would hold the job; check-config says so, naming the line.
+func TestCheckConfigWarnsOfAnHTTPJobWithoutTimeout(t *testing.T) {
+	code, stdout, _ := runCLI(t, "check-config", "--json", "testdata/http_job.yaml")
+	require.Equal(t, ExitOK, code, stdout)
+	var rep checkReport
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	assert.Contains(t, rep.Warnings, `testdata/http_job.yaml:9: jobs[0]: http job "digest" has no timeout: a request its server never answers holds the job for ever (with overlap: skip, every later instant is skipped); set timeout`)
+}

@@ -135,7 +135,7 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate name", job("  - name: a\n    schedule: '@daily'\n    shell: x\n"),
 			[]string{`d.yaml:5: jobs[1].name: "a" already used by jobs[0] (line 2)`}},
 		{"missing command", "jobs:\n  - name: a\n    schedule: '@daily'\n",
-			[]string{`d.yaml:2: jobs[0].command: one of command (argv list) or shell (string) is required`}},
+			[]string{`d.yaml:2: jobs[0].command: one of command (argv list), shell (string) or http (a request) is required`}},
 		{"both command and shell", job("    command: [ls]\n"), []string{`d.yaml:4: jobs[0].shell: command and shell are mutually exclusive`}},
 		{"missing name", "jobs:\n  - schedule: '@daily'\n    shell: x\n", []string{`d.yaml:2: jobs[0].name: required`}},
 		{"missing schedule", "jobs:\n  - name: a\n    shell: x\n", []string{`d.yaml:2: jobs[0].schedule: required`}},

@@ -62,6 +62,7 @@ func (d *decoder) strMap(n *yaml.Node, path string) (map[string]string, bool) {
 			continue
 		}
 		kp := path + "." + k.Value
+		d.f.lines[kp] = v.Line
 		if _, dup := out[k.Value]; dup {
 			d.failf(k, kp, "duplicate key")
 			ok = false

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -15,9 +16,10 @@ var (
 	logKeys      = []string{"level", "format"}
 	electionKeys = []string{"mode", "node_id", "leader", "env_var", "cluster", "bind", "port",
 		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "http_hosts", "http_output_tails", "cluster_size", "state_dir"}
-	jobKeys = []string{"name", "schedule", "command", "shell", "dir", "env", "timeout",
+	jobKeys = []string{"name", "schedule", "command", "shell", "http", "dir", "env", "timeout",
 		"overlap", "retries", "retry_delay", "on_leader_loss", "misfire", "misfire_grace",
 		"rerun_interrupted", "kill_grace", "on_failure"}
+	httpKeys = []string{"method", "url", "headers", "body", "accept", "ca_file"}
 	hookKeys = []string{"on_leader", "on_follower", "on_stop", "on_job_failure", "timeout"}
 )
 
@@ -141,13 +143,20 @@ func (d *decoder) jobs(n *yaml.Node) {
 	}
 }
 
-// at returns a node carrying the line of key's value, or parent's line if
-// key is absent.
+// at returns a node carrying the line of key's value; if key is absent,
+// the line of its nearest enclosing key that is there (jobs[0].http for a
+// missing jobs[0].http.url), else parent's line.
 func (d *decoder) at(parent *yaml.Node, key string) *yaml.Node {
-	if l, ok := d.f.lines[key]; ok {
-		return &yaml.Node{Line: l}
+	for k := key; ; {
+		if l, ok := d.f.lines[k]; ok {
+			return &yaml.Node{Line: l}
+		}
+		i := strings.LastIndexByte(k, '.')
+		if i < 0 || !strings.Contains(k[:i], ".") {
+			return parent // not past the job itself: jobs[0]
+		}
+		k = k[:i]
 	}
-	return parent
 }
 
 // job decodes one job; ok is false if it had any problem.
@@ -171,6 +180,8 @@ func (d *decoder) job(n *yaml.Node, path string) (jobs.Spec, bool) {
 			}
 		case "shell":
 			s.Shell, ok = d.str(v, p)
+		case "http":
+			s.HTTP, ok = d.httpRequest(v, p)
 		case "dir":
 			s.Dir, ok = d.str(v, p)
 		case "env":
@@ -218,7 +229,8 @@ func (d *decoder) job(n *yaml.Node, path string) (jobs.Spec, bool) {
 				d.failf(n, path, "%v", e)
 				continue
 			}
-			if bad[fe.Field] || (fe.Field == "command" && bad["shell"]) || (fe.Field == "shell" && bad["command"]) {
+			if bad[fe.Field] || bad[strings.SplitN(fe.Field, ".", 2)[0]] || fe.Field == "command" && (bad["shell"] || bad["http"]) ||
+				(fe.Field == "shell" && bad["command"]) {
 				continue // already reported as a decoding problem
 			}
 			d.failf(d.at(n, path+"."+fe.Field), path+"."+fe.Field, "%v", fe.Err)
@@ -226,6 +238,33 @@ func (d *decoder) job(n *yaml.Node, path string) (jobs.Spec, bool) {
 		return s, false
 	}
 	return s, len(bad) == 0
+}
+
+// httpRequest decodes an http: job's request; ok is false if any key had
+// a problem.
+func (d *decoder) httpRequest(n *yaml.Node, path string) (*jobs.HTTPRequest, bool) {
+	var h jobs.HTTPRequest
+	ok := true
+	isMap := d.mapping(n, path, httpKeys, func(key string, v *yaml.Node) {
+		p := path + "." + key
+		good := true
+		switch key {
+		case "method":
+			h.Method, good = d.str(v, p)
+		case "url":
+			h.URL, good = d.str(v, p)
+		case "headers":
+			h.Headers, good = d.strMap(v, p)
+		case "body":
+			h.Body, good = d.str(v, p)
+		case "accept":
+			h.Accept, good = d.strList(v, p)
+		case "ca_file":
+			h.CAFile, good = d.str(v, p)
+		}
+		ok = ok && good
+	})
+	return &h, isMap && ok
 }
 
 func flatten(err error) []error {

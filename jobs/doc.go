@@ -1,4 +1,5 @@
-// Package jobs is lanleader's cron runner: it runs shell or argv jobs on
+// Package jobs is lanleader's cron runner: it runs shell or argv jobs, or
+// makes an http: job's request (one executor per kind, executor.go), on
 // robfig/cron/v3 schedules, only while this node leads, keyed by each run's
 // scheduled instant so a failover neither repeats nor (with misfire
 // run-once) drops an instant. It owns the job Spec, the run Ledger the

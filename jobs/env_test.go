@@ -18,7 +18,7 @@ func TestScheduledAtIsUTC(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
 	berlin := mustZone(t, "Europe/Berlin")
 	rec := &RunRecord{ScheduledAt: time.Date(2026, 7, 1, 2, 30, 0, 0, berlin)}
-	env := envMap(r.runEnv(&r.jobs[0].spec, rec))
+	env := envMap(r.runEnv(&r.jobs[0].spec, r.runIdentity(&r.jobs[0].spec, rec)))
 	assert.Equal(t, "2026-07-01T00:30:00Z", env["LANLEADER_SCHEDULED_AT"])
 
 	r.exec = (&fakeExec{}).run

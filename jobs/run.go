@@ -9,10 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
-	"strconv"
 	"time"
-
-	"github.com/lanleader/lanleader/internal/proc"
 )
 
 // RunRecord describes one run of a job: one scheduled instant, possibly
@@ -31,8 +28,9 @@ type RunRecord struct {
 	Attempt int `json:"attempt"`
 	// Outcome is ok, failed or cancelled.
 	Outcome Outcome `json:"outcome"`
-	// ExitCode of the last attempt; -1 if it was killed by a signal or
-	// could not start.
+	// ExitCode of the last attempt: its process's exit status, or for an
+	// http: job its response's status code; -1 if it was killed by a
+	// signal, could not start, or got no response.
 	ExitCode int `json:"exit_code"`
 	// Started is when the first attempt started.
 	Started time.Time `json:"started"`
@@ -42,8 +40,8 @@ type RunRecord struct {
 	// Error describes a failure (start error, timeout, signal), if any.
 	Error string `json:"error,omitempty"`
 	// Output holds the last lines (at most OutputTailLines) the last
-	// attempt printed, stdout and stderr interleaved: what a failure
-	// notification shows.
+	// attempt printed, stdout and stderr interleaved (an http: job's
+	// response body): what a failure notification shows.
 	Output []string `json:"output_tail,omitempty"`
 	// Node is the node that ran it.
 	Node string `json:"node"`
@@ -145,19 +143,19 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		}
 		rec.Attempt = attempt
 		res := r.attempt(runCtx, term, &spec, &rec)
-		rec.ExitCode = res.ExitCode
+		rec.ExitCode = res.Code
 		rec.Error = ""
 		switch {
-		case res.OK():
+		case res.OK:
 			rec.Outcome = OutcomeOK
 			return
 		case res.Stopped && runCtx.Err() != nil:
-			rec.Outcome, rec.Error = OutcomeCancelled, "cancelled: "+res.String()
+			rec.Outcome, rec.Error = OutcomeCancelled, "cancelled: "+res.What
 			return
 		case res.Stopped:
-			rec.Error = "timeout after " + spec.Timeout.String() + ": " + res.String()
+			rec.Error = "timeout after " + spec.Timeout.String() + ": " + res.What
 		default:
-			rec.Error = res.String()
+			rec.Error = res.What
 		}
 		rec.Outcome = OutcomeFailed
 	}
@@ -181,46 +179,49 @@ func (r *Runner) retryWait(ctx context.Context, delay time.Duration) bool {
 	}
 }
 
-// attempt runs the job's process once.
-func (r *Runner) attempt(ctx context.Context, term uint64, spec *Spec, rec *RunRecord) proc.Result {
+// attempt makes one attempt of the run: the job's process, or its request
+// (executorFor), within the job's timeout, its output logged and its tail
+// kept in rec.
+func (r *Runner) attempt(ctx context.Context, term uint64, spec *Spec, rec *RunRecord) attemptResult {
 	if spec.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
 		defer cancel()
-	}
-	argv := spec.Command
-	if len(argv) == 0 {
-		argv = []string{"/bin/sh", "-c", spec.Shell}
 	}
 	grace := r.killGrace(spec)
 	logger := r.log.With("job", spec.Name, "run_id", rec.RunID, "attempt", rec.Attempt)
 	logger.Info("jobs: run started", "scheduled_at", rec.ScheduledAt, "term", term)
 	var tail outputTail
 	defer func() { rec.Output = tail.lines() }()
-	res := r.exec(ctx, proc.Spec{
-		Argv:      argv,
-		Dir:       spec.Dir,
-		Env:       r.runEnv(spec, rec),
-		KillGrace: grace,
-		OnLine: func(s proc.Stream, line string, partial bool) {
+	call := &attemptCall{
+		spec:      spec,
+		rec:       rec,
+		identity:  r.runIdentity(spec, rec),
+		killGrace: grace,
+		output: func(stream, line string, partial bool) {
 			tail.add(line)
 			if partial {
-				logger.Info("jobs: output", "stream", string(s), "line", line, "partial", true)
+				logger.Info("jobs: output", "stream", stream, "line", line, "partial", true)
 				return
 			}
-			logger.Info("jobs: output", "stream", string(s), "line", line)
+			logger.Info("jobs: output", "stream", stream, "line", line)
 		},
-	})
-	logger.Info("jobs: attempt ended", "result", res.String(), "duration", res.Duration,
+	}
+	if spec.HTTP == nil {
+		call.env = r.runEnv(spec, call.identity)
+	}
+	res := r.executorFor(spec).execute(ctx, call)
+	logger.Info("jobs: attempt ended", "result", res.What, "duration", res.Duration,
 		"stopped", res.Stopped)
 	return res
 }
 
 // runEnv is the base environment, then the job's env (sorted, so runs are
-// reproducible), then the LANLEADER_* variables, which win.
-func (r *Runner) runEnv(spec *Spec, rec *RunRecord) []string {
+// reproducible), then the run's identity as LANLEADER_* variables, which
+// win.
+func (r *Runner) runEnv(spec *Spec, identity []identityVar) []string {
 	base := r.environ()
-	env := make([]string, 0, len(base)+len(spec.Env)+5)
+	env := make([]string, 0, len(base)+len(spec.Env)+len(identity))
 	env = append(env, base...)
 	keys := make([]string, 0, len(spec.Env))
 	for k := range spec.Env {
@@ -230,14 +231,10 @@ func (r *Runner) runEnv(spec *Spec, rec *RunRecord) []string {
 	for _, k := range keys {
 		env = append(env, k+"="+spec.Env[k])
 	}
-	return append(env,
-		"LANLEADER_JOB="+spec.Name,
-		"LANLEADER_TERM="+strconv.FormatUint(rec.Term, 10),
-		"LANLEADER_NODE="+r.cfg.Node,
-		"LANLEADER_SCHEDULED_AT="+rec.ScheduledAt.UTC().Format(time.RFC3339),
-		"LANLEADER_RUN_ID="+rec.RunID,
-		"LANLEADER_TRIGGER="+rec.trigger(),
-	)
+	for _, v := range identity {
+		env = append(env, v.envName()+"="+v.Value)
+	}
+	return env
 }
 
 // finish records the end of a run: ledger (if its entry still names this

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -109,8 +110,11 @@ type Runner struct {
 	byID map[uint64]*job
 	// history keeps finished runs, this node's and those heard of.
 	history *History
-	// exec runs one attempt; tests replace it.
+	// exec runs one attempt's process; tests replace it.
 	exec func(ctx context.Context, s proc.Spec) proc.Result
+	// httpTransport, if set, carries http: jobs' requests instead of one
+	// built per attempt; tests set it.
+	httpTransport http.RoundTripper
 
 	// stop ends runs that outlive leadership (on_leader_loss: finish) when
 	// Wait gives up.

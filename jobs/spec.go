@@ -29,14 +29,17 @@ type Spec struct {
 	// optionally prefixed with CRON_TZ=Area/City or TZ=Area/City.
 	Schedule string
 	// Command is the program and its arguments, run without a shell.
-	// Exactly one of Command and Shell is set.
+	// Exactly one of Command, Shell and HTTP is set.
 	Command []string
 	// Shell is a script run with /bin/sh -c.
 	Shell string
-	// Dir is the working directory; empty means lanleader's.
+	// HTTP is a request made instead of running a process (an http: job).
+	HTTP *HTTPRequest
+	// Dir is the working directory; empty means lanleader's. Processes
+	// only.
 	Dir string
 	// Env is added to lanleader's environment for each run; the
-	// LANLEADER_* variables cannot be overridden.
+	// LANLEADER_* variables cannot be overridden. Processes only.
 	Env map[string]string
 	// Timeout bounds each attempt; zero means no timeout.
 	Timeout time.Duration
@@ -62,6 +65,7 @@ type Spec struct {
 	RerunInterrupted bool
 	// KillGrace is the time between SIGTERM and SIGKILL when a run is
 	// cancelled; zero means the Runner's default (DefaultKillGrace).
+	// Processes only: a request is aborted at once.
 	KillGrace time.Duration
 }
 
@@ -95,12 +99,25 @@ func (s *Spec) Validate() error {
 		errs = append(errs, fieldErr("schedule", "%q: %w", s.Schedule, err))
 	}
 	switch {
-	case len(s.Command) == 0 && s.Shell == "":
-		errs = append(errs, fieldErr("command", "one of command (argv list) or shell (string) is required"))
+	case len(s.Command) == 0 && s.Shell == "" && s.HTTP == nil:
+		errs = append(errs, fieldErr("command", "one of command (argv list), shell (string) or http (a request) is required"))
 	case len(s.Command) > 0 && s.Shell != "":
 		errs = append(errs, fieldErr("shell", "command and shell are mutually exclusive"))
+	case s.HTTP != nil && (len(s.Command) > 0 || s.Shell != ""):
+		errs = append(errs, fieldErr("http", "http and %s are mutually exclusive", s.kindKey()))
 	case len(s.Command) > 0 && s.Command[0] == "":
 		errs = append(errs, fieldErr("command", "program (first element) is empty"))
+	}
+	if s.HTTP != nil {
+		errs = append(errs, s.HTTP.validate()...)
+		for _, f := range []struct {
+			field string
+			set   bool
+		}{{"dir", s.Dir != ""}, {"env", len(s.Env) > 0}, {"kill_grace", s.KillGrace != 0}} {
+			if f.set {
+				errs = append(errs, fieldErr(f.field, "only for command and shell jobs: an http job's request is aborted at once, and its identity travels in headers"))
+			}
+		}
 	}
 	for k := range s.Env {
 		if k == "" || containsAny(k, "=\x00") {
@@ -148,6 +165,18 @@ func ValidateAll(specs []Spec) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// kindKey names the config key of the job's kind: command, shell or http.
+func (s *Spec) kindKey() string {
+	switch {
+	case len(s.Command) > 0:
+		return "command"
+	case s.Shell != "":
+		return "shell"
+	default:
+		return "http"
+	}
 }
 
 func containsAny(s, chars string) bool {

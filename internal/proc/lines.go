@@ -15,6 +15,14 @@ const MaxLineBytes = 64 * 1024
 // readLines delivers r's content line by line to onLine until EOF or a read
 // error (a closed pipe).
 func readLines(r io.Reader, stream Stream, onLine func(Stream, string, bool)) {
+	_ = ReadLines(r, stream, onLine)
+}
+
+// ReadLines delivers r's content to onLine line by line, without the
+// newline, as Run delivers a process's output: a line longer than
+// MaxLineBytes in pieces marked partial, a last line without newline too.
+// It returns at EOF (nil) or at the first read error (returned).
+func ReadLines(r io.Reader, stream Stream, onLine func(Stream, string, bool)) error {
 	br := bufio.NewReaderSize(r, MaxLineBytes)
 	for {
 		b, err := br.ReadSlice('\n')
@@ -28,7 +36,10 @@ func readLines(r io.Reader, stream Stream, onLine func(Stream, string, bool)) {
 			if len(b) > 0 {
 				emit(onLine, stream, string(b), false)
 			}
-			return
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
 		}
 	}
 }

@@ -1,0 +1,191 @@
+package jobs
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/lanleader/lanleader/internal/proc"
+)
+
+// MaxBodyRead bounds how much of a response's body an http: job's attempt
+// reads. Its lines are logged and the last OutputTailLines kept, as a
+// process's output is; past the bound the body is dropped (and the tail
+// says so) and the connection closed.
+const MaxBodyRead = 1 << 20
+
+// BodyStream names the response body among an attempt's output streams
+// (the "stream" of its "jobs: output" log lines).
+const BodyStream = "body"
+
+// Timeouts of an http: job's connection. The job's timeout bounds the whole
+// attempt; these only keep a dead address from taking the operating
+// system's minutes when the job has none.
+const (
+	httpDialTimeout      = 30 * time.Second
+	httpHandshakeTimeout = 15 * time.Second
+)
+
+// httpExecutor makes an http: job's request: redirects are not followed,
+// certificates are verified (against HTTPRequest.CAFile when set), and the
+// run's identity goes in headers. Aborting ctx aborts the request at once.
+type httpExecutor struct {
+	// transport, if set, replaces the transport built for each attempt
+	// (tests: an in-memory one inside a synctest bubble).
+	transport http.RoundTripper
+}
+
+func (h httpExecutor) execute(ctx context.Context, a *attemptCall) attemptResult {
+	start := time.Now()
+	res := h.do(ctx, a)
+	res.Duration = time.Since(start)
+	return res
+}
+
+func (h httpExecutor) do(ctx context.Context, a *attemptCall) attemptResult {
+	spec := a.spec.HTTP
+	fail := func(format string, args ...any) attemptResult {
+		return attemptResult{Code: -1, Stopped: ctx.Err() != nil, What: fmt.Sprintf(format, args...)}
+	}
+	accept, err := parseAccept(spec.Accept)
+	if err != nil { // validated with the job: cannot happen
+		return fail("http.accept: %v", err)
+	}
+	tr := h.transport
+	if tr == nil {
+		t, err := newHTTPTransport(spec)
+		if err != nil {
+			return fail("http.ca_file: %v", err)
+		}
+		defer t.CloseIdleConnections()
+		tr = t
+	}
+	client := &http.Client{
+		Transport:     tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	req, err := newJobRequest(ctx, spec, a)
+	if err != nil {
+		return fail("%s %s: %v", spec.method(), spec.URL, unwrapURLError(err))
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail("%s %s: request aborted", spec.method(), spec.URL)
+		}
+		return fail("%s %s: %s", spec.method(), spec.URL, describeTransportError(err))
+	}
+	defer resp.Body.Close()
+	if err := readBody(resp.Body, a.output); err != nil {
+		if ctx.Err() != nil {
+			return fail("%s %s: HTTP %s, aborted while reading the body", spec.method(), spec.URL, resp.Status)
+		}
+		return fail("%s %s: HTTP %s, reading the body: %v", spec.method(), spec.URL, resp.Status, err)
+	}
+	res := attemptResult{Code: resp.StatusCode, OK: accept.has(resp.StatusCode), What: "HTTP " + resp.Status}
+	if res.OK {
+		return res
+	}
+	if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
+		res.What += ", redirect to " + loc + " not followed"
+	}
+	res.What += " (accept: " + accept.text + ")"
+	return res
+}
+
+// newJobRequest builds the request of one attempt: the job's method, URL,
+// headers and body, then the run's identity, which the job cannot override.
+func newJobRequest(ctx context.Context, spec *HTTPRequest, a *attemptCall) (*http.Request, error) {
+	var body io.Reader
+	if spec.Body != "" {
+		body = strings.NewReader(spec.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, spec.method(), spec.URL, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "lanleader")
+	for name, v := range spec.Headers {
+		if textproto.CanonicalMIMEHeaderKey(name) == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(name, v)
+	}
+	req.Header.Set("Idempotency-Key", IdempotencyKey(*a.rec))
+	for _, v := range a.identity {
+		req.Header.Set(v.headerName(), v.Value)
+	}
+	return req, nil
+}
+
+// newHTTPTransport returns a transport for one attempt: no connection is
+// kept between runs (they are minutes or hours apart, and a failover must
+// not find one half-open), certificates are checked against spec.CAFile
+// when set, else the system's roots.
+func newHTTPTransport(spec *HTTPRequest) (*http.Transport, error) {
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if spec.CAFile != "" {
+		pool, err := loadCAFile(spec.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		tlsConf.RootCAs = pool
+	}
+	return &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: httpDialTimeout}).DialContext,
+		TLSClientConfig:     tlsConf,
+		TLSHandshakeTimeout: httpHandshakeTimeout,
+		DisableKeepAlives:   true,
+		ForceAttemptHTTP2:   true,
+	}, nil
+}
+
+// readBody delivers the body's lines to output, at most MaxBodyRead bytes;
+// a longer body is cut, and a last line says so.
+func readBody(body io.Reader, output func(stream, line string, partial bool)) error {
+	lr := &io.LimitedReader{R: body, N: MaxBodyRead}
+	err := proc.ReadLines(lr, BodyStream, func(_ proc.Stream, line string, partial bool) {
+		output(BodyStream, line, partial)
+	})
+	if err != nil {
+		return err
+	}
+	if lr.N == 0 {
+		var one [1]byte
+		if n, _ := body.Read(one[:]); n > 0 {
+			output(BodyStream, fmt.Sprintf("(body cut after %d bytes: the rest was not read)", MaxBodyRead), false)
+		}
+	}
+	return nil
+}
+
+// describeTransportError says why a request got no response, with a hint
+// for a certificate that does not verify.
+func describeTransportError(err error) string {
+	err = unwrapURLError(err)
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var verify *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &unknown), errors.As(err, &verify) && !errors.As(err, &host):
+		return err.Error() + " (the certificate must chain to the system's CAs, or to http.ca_file's)"
+	case errors.As(err, &host):
+		return err.Error() + " (the URL's host must be a name or address the certificate lists)"
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err.Error()
+	}
+	return err.Error()
+}
