@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/hooks"
@@ -42,10 +39,22 @@ type daemon struct {
 // runDaemon wires the elector, the job runner, hooks, metrics and the HTTP
 // endpoint, runs until ctx is done, then shuts down in order: leave the
 // election (jobs are cancelled or finish per policy), wait for runs, run
-// on_stop, stop serving. SIGHUP reloads the config file meanwhile.
-func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Logger, level *slog.LevelVar) error {
+// on_stop, stop serving. Each hangup (SIGHUP) reloads the config file
+// meanwhile; one during start-up, once the jobs are running.
+func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Logger, level *slog.LevelVar, hup hangups) error {
 	s, file := rc.s, rc.file
 	d := &daemon{rf: rf, rc: rc, log: logger, level: level, notify: &sdNotifier{log: logger}}
+	running := make(chan struct{}) // closed once a reload can apply
+	hupCtx, stopHangups := context.WithCancel(context.Background())
+	hupDone := make(chan struct{})
+	go func() {
+		defer close(hupDone)
+		d.answerHangups(hupCtx, hup, running)
+	}()
+	defer func() {
+		stopHangups()
+		<-hupDone
+	}()
 	m := metrics.New(version.String())
 
 	// The status address is taken before anything else, so a taken port
@@ -168,19 +177,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		}
 	})
 	wg.Go(func() { d.notify.watch(runCtx, d.joined, d.started, d.alive) })
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	wg.Go(func() {
-		for {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-hup:
-				d.reload()
-			}
-		}
-	})
+	close(running)
 
 	logger.Info("lanleader starting", "version", version.String(), "mode", s.Mode,
 		"jobs", len(file.Jobs), "config", file.Path, "http", s.HTTP)
@@ -236,6 +233,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		logger.Warn("hooks still running at shutdown were killed", "err", err)
 	}
 	stopAux()
+	stopHangups()
 	wg.Wait()
 	if runErr != nil {
 		return runErr

@@ -46,18 +46,29 @@ func fakeSystemd(t *testing.T) <-chan string {
 // log lines, one map each, and its exit code once ctx is done.
 func daemonLog(t *testing.T, ctx context.Context, args ...string) (<-chan map[string]any, <-chan int) {
 	t.Helper()
+	return daemonLogModes(t, ctx, nil, args...)
+}
+
+// daemonLogModes is daemonLog with further modes registered.
+func daemonLogModes(t *testing.T, ctx context.Context, modes []Mode, args ...string) (<-chan map[string]any, <-chan int) {
+	t.Helper()
 	pr, pw := io.Pipe()
 	t.Cleanup(func() { pr.Close() })
 	exit := make(chan int, 1)
 	go func() {
-		code := Execute(ctx, append([]string{"run", "--log-format", "json", "--http="}, args...), io.Discard, pw)
+		code := Execute(ctx, append([]string{"run", "--log-format", "json", "--http="}, args...), io.Discard, pw, modes...)
 		pw.Close()
 		exit <- code
 	}()
-	lines := make(chan map[string]any, 1000)
+	return jsonLines(pr), exit
+}
+
+// jsonLines decodes the JSON log lines read from r, until r ends.
+func jsonLines(r io.Reader) <-chan map[string]any {
+	lines := make(chan map[string]any, 10000)
 	go func() {
 		defer close(lines)
-		sc := bufio.NewScanner(pr)
+		sc := bufio.NewScanner(r)
 		for sc.Scan() {
 			var m map[string]any
 			if json.Unmarshal(sc.Bytes(), &m) == nil {
@@ -65,7 +76,7 @@ func daemonLog(t *testing.T, ctx context.Context, args ...string) (<-chan map[st
 			}
 		}
 	}()
-	return lines, exit
+	return lines
 }
 
 // waitFor reads from ch until pred holds for an element, failing the test

@@ -45,21 +45,29 @@ func (e ConfigError) Unwrap() error { return e.Err }
 
 // Main runs the lanleader command line with the built-in modes and the
 // given extra ones, and exits. SIGINT and SIGTERM stop a running command
-// cleanly.
+// cleanly. SIGHUP is caught from Main's first instruction (see hangups):
+// run reloads its config file, any other command stops.
 func Main(extra ...Mode) {
+	hup, _ := catchHangups() // caught until the process exits
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := Execute(ctx, os.Args[1:], os.Stdout, os.Stderr, extra...)
+	code := executeMain(ctx, hup, os.Args[1:], os.Stdout, os.Stderr, extra...)
 	stop()
 	os.Exit(code)
 }
 
 // Execute runs the command line args (without the program name) with the
 // built-in modes and the extra ones, and returns the exit code. Tests and
-// embedding programs use it instead of Main.
+// embedding programs use it instead of Main. Unlike Main it leaves SIGHUP
+// alone except while run runs, which catches it from its start.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer, extra ...Mode) int {
+	return executeMain(ctx, nil, args, stdout, stderr, extra...)
+}
+
+// executeMain is Execute with the hangups Main caught (nil: none).
+func executeMain(ctx context.Context, hup hangups, args []string, stdout, stderr io.Writer, extra ...Mode) int {
 	modes := append(BuiltinModes(), extra...)
 	checkModes(modes)
-	root := newRootCmd(modes)
+	root := newRootCmd(modes, hup)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -92,8 +100,10 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer, extra
 }
 
 // newRootCmd builds the whole command tree. Each call builds fresh flag
-// values, so one process can run several command lines (tests do).
-func newRootCmd(modes []Mode) *cobra.Command {
+// values, so one process can run several command lines (tests do). hup,
+// if not nil, are the hangups Main caught: run answers them, any other
+// command stops on one.
+func newRootCmd(modes []Mode, hup hangups) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "lanleader",
 		Short: "keep one leader among the servers of a LAN and run cron jobs only there",
@@ -124,12 +134,19 @@ Configuration: ` + DefaultConfigPath + ` (see docs/configuration.md).`,
 			return usageError{errors.New("a command is required")}
 		},
 	}
+	if hup != nil {
+		root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+			if cmd.Name() != runCmdName {
+				cmd.SetContext(hup.stopping(cmd.Context()))
+			}
+		}
+	}
 	root.SuggestionsMinimumDistance = 2
 	root.SetHelpCommand(newHelpCmd())
 	root.SetVersionTemplate("lanleader {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
-		newRunCmd(modes),
+		newRunCmd(modes, hup),
 		newCheckConfigCmd(modes),
 		newStatusCmd(),
 		newIsLeaderCmd(),

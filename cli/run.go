@@ -124,16 +124,23 @@ func (rf *runFlags) load() (*runConfig, error) {
 	return &runConfig{s: s, mode: mode, ms: ms, file: file, warnings: src.warnings, checkOnly: src.checkOnly}, nil
 }
 
-func newRunCmd(modes []Mode) *cobra.Command {
+// runCmdName is run's name: the command that answers SIGHUP by reloading.
+const runCmdName = "run"
+
+// newRunCmd is run. hup are the hangups Main caught; nil (Execute) makes
+// run catch its own from its start until it returns.
+func newRunCmd(modes []Mode, hup hangups) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run [flags]",
+		Use:   runCmdName + " [flags]",
 		Short: "take part in the election and run jobs while leading",
 		Long: `Run takes part in the election of the chosen mode and runs the config file's
 jobs while this node leads. Flags given explicitly win over the file's
 election: section. Everything is validated first, as check-config does.
 
 SIGHUP (systemctl reload) re-reads the file: jobs and hooks change live,
-leadership is kept; a file with errors is refused and logged. SIGTERM or
+leadership is kept; a file with errors is refused and logged. A SIGHUP
+during start-up (waiting for the bind address, say) is logged and the file
+is re-read once the jobs are running. SIGTERM or
 SIGINT leaves the election cleanly (a leader hands over at once) and exits 0.
 Under systemd (NOTIFY_SOCKET) it reports READY=1 once joined, RELOADING=1,
 STOPPING=1 and WATCHDOG=1.
@@ -147,6 +154,12 @@ Exit codes: 0 stopped, 1 runtime failure (status port taken, socket error),
 	}
 	rf := addRunFlags(cmd, modes)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		hup := hup
+		if hup == nil {
+			var stop func()
+			hup, stop = catchHangups()
+			defer stop()
+		}
 		// Everything is validated before anything touches the network.
 		rc, err := rf.load()
 		if err != nil {
@@ -158,7 +171,7 @@ Exit codes: 0 stopped, 1 runtime failure (status port taken, socket error),
 		}
 		logger = logger.With("node", rc.s.NodeID)
 		idleRuntime()
-		return runDaemon(cmd.Context(), rf, rc, logger, level)
+		return runDaemon(cmd.Context(), rf, rc, logger, level, hup)
 	}
 	return cmd
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -20,7 +18,7 @@ import (
 // start it, its JSON log lines read from stderr.
 type binary struct {
 	cmd   *exec.Cmd
-	lines chan map[string]any
+	lines <-chan map[string]any
 	exit  chan error
 }
 
@@ -35,17 +33,7 @@ func startBinary(t *testing.T, args ...string) *binary {
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	b := &binary{cmd: cmd, lines: make(chan map[string]any, 10000), exit: make(chan error, 1)}
-	go func() {
-		defer close(b.lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				b.lines <- m
-			}
-		}
-	}()
+	b := &binary{cmd: cmd, lines: jsonLines(stderr), exit: make(chan error, 1)}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
