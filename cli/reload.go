@@ -39,6 +39,9 @@ func (d *daemon) reload() {
 		}
 		return
 	}
+	for _, w := range rc.warnings {
+		log.Warn(w)
+	}
 	if changed := electionChanges(d.rc, rc); len(changed) > 0 {
 		log.Warn("election settings changed in the file; they apply at the next restart",
 			"settings", strings.Join(changed, ", "))

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -214,4 +215,47 @@ func TestRunWaitsForBindAddress(t *testing.T) {
 	assert.Equal(t, "198.18.255.254", w["bind"])
 	stop()
 	assert.Equal(t, ExitOK, <-exit)
+}
+
+// TestLoadTakesARewrittenFileWhole: run and reload (fresh, then load)
+// read the config file until two reads agree, so a file rewritten in
+// place while it is read is taken whole, not cut short with a job missing
+// and a shell command cut, and the rewrite is reported with how to write
+// the file instead.
+func TestLoadTakesARewrittenFileWhole(t *testing.T) {
+	const whole = `election:
+  mode: static
+  node_id: a
+  leader: a
+jobs:
+  - name: prune
+    schedule: "@daily"
+    shell: rm -rf /srv/cache/thumbnails
+  - name: report
+    schedule: "@weekly"
+    command: [/usr/local/bin/report, --mail]
+`
+	cut := whole[:strings.Index(whole, "/cache")] + "\n"
+	synctest.Test(t, func(t *testing.T) {
+		rf := newRunFlags(pflagSet(), BuiltinModes())
+		rf.s.ConfigPath = "l.yaml"
+		reads := 0
+		rf.readFile = func(string) ([]byte, error) {
+			reads++
+			if reads%3 == 1 { // the first read of each load finds it cut
+				return []byte(cut), nil
+			}
+			return []byte(whole), nil
+		}
+		nrf, err := rf.fresh()
+		require.NoError(t, err)
+		for _, rf := range []*runFlags{rf, nrf} {
+			rc, err := rf.load()
+			require.NoError(t, err)
+			require.Len(t, rc.file.Jobs, 2)
+			assert.Equal(t, "rm -rf /srv/cache/thumbnails", rc.file.Jobs[0].Shell)
+			assert.Contains(t, rc.warnings, "l.yaml changed while it was read: taken as it stood for 100ms after 3 reads; write it elsewhere and rename it into place (mv), which replaces it at once")
+		}
+		assert.Equal(t, 6, reads)
+	})
 }

@@ -21,6 +21,9 @@ type runFlags struct {
 	// mode holds each mode's settings, by name.
 	mode  map[string]ModeSettings
 	flags *pflag.FlagSet
+	// readFile reads the config file; nil means os.ReadFile (tests give a
+	// file that changes between reads).
+	readFile func(name string) ([]byte, error)
 }
 
 func addRunFlags(cmd *cobra.Command, modes []Mode) *runFlags {
@@ -47,6 +50,7 @@ func (rf *runFlags) fresh() (*runFlags, error) {
 	fs := pflag.NewFlagSet("reload", pflag.ContinueOnError)
 	nrf := newRunFlags(fs, rf.modes)
 	nrf.s.ConfigPath = rf.s.ConfigPath
+	nrf.readFile = rf.readFile
 	var errs []error
 	rf.flags.Visit(func(f *pflag.Flag) {
 		if fs.Lookup(f.Name) == nil {
@@ -86,7 +90,7 @@ func electionKeys(modes []Mode) []string {
 // reported at once, as a ConfigError; warnings (things that do not stop a
 // start) come back in runConfig.warnings and checkOnly.
 func (rf *runFlags) load() (*runConfig, error) {
-	file, err := config.LoadWith(rf.s.ConfigPath, config.Options{ElectionKeys: electionKeys(rf.modes)})
+	file, err := config.LoadWith(rf.s.ConfigPath, config.Options{ElectionKeys: electionKeys(rf.modes), ReadFile: rf.readFile})
 	if file == nil {
 		if errors.Is(err, fs.ErrNotExist) && !rf.flags.Changed("config") {
 			err = fmt.Errorf("%w (give the file with --config)", err)
@@ -97,6 +101,10 @@ func (rf *runFlags) load() (*runConfig, error) {
 	// election settings too, so every problem is reported at once.
 	errs := []error{err}
 	src := &Source{File: file, flags: rf.flags}
+	if file.Reads > 2 {
+		src.Warn("%s changed while it was read: taken as it stood for %v after %d reads; write it elsewhere and rename it into place (mv), which replaces it at once",
+			file.Path, config.SettleGap, file.Reads)
+	}
 	s := rf.s
 	s.merge(src)
 	if err := s.validate(src, rf.modes); err != nil {

@@ -29,6 +29,10 @@ type File struct {
 	// decodes it (DecodeElection).
 	ElectionExtra map[string]*yaml.Node
 
+	// Reads is how many reads it took until two agreed (see SettleGap): 2
+	// when the file did not change while it was read.
+	Reads int
+
 	// lines maps key paths ("election.priority", "jobs[1].schedule") to
 	// the line of their value.
 	lines map[string]int
@@ -85,16 +89,29 @@ type Options struct {
 	// modes built outside this module. Their values are kept undecoded in
 	// File.ElectionExtra.
 	ElectionKeys []string
+	// ReadFile reads the file; nil means os.ReadFile. Tests give a file
+	// that changes between reads.
+	ReadFile func(name string) ([]byte, error)
 }
 
 // LoadWith is Load with further keys allowed (see Options). Like
-// ParseWith, it returns what decoded together with an error.
+// ParseWith, it returns what decoded together with an error. It reads the
+// file until two reads agree (see SettleGap), so a file being written is
+// not taken half-written.
 func LoadWith(path string, o Options) (*File, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err // *fs.PathError: "open PATH: reason"
+	read := o.ReadFile
+	if read == nil {
+		read = os.ReadFile
 	}
-	return ParseWith(path, data, o)
+	data, reads, err := readSettled(path, read)
+	if err != nil {
+		return nil, err // *fs.PathError: "open PATH: reason", or still changing
+	}
+	f, err := ParseWith(path, data, o)
+	if f != nil {
+		f.Reads = reads
+	}
+	return f, err
 }
 
 func newFile(name string) *File {
