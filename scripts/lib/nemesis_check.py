@@ -316,7 +316,10 @@ def check(a):
             if (job, t) in started:
                 status[(job, t)] = "started"
             elif (job, t) in logged:
-                status[(job, t)] = "skipped: " + logged[(job, t)][0][0]
+                # A refusal is final only if no node gave another reason
+                # (the woken old leader refuses what the new one skipped).
+                reasons = [w for w, _, _ in logged[(job, t)]]
+                status[(job, t)] = "skipped: " + next((w for w in reasons if w != "refused"), reasons[0])
             else:
                 status[(job, t)] = None
         for j, f, n in overtaken:

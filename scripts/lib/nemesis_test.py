@@ -131,6 +131,19 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("skipped: overlap 1", out)
 
+    def test_a_refusal_beside_another_reason_is_that_reason(self):
+        r = Run()
+        r.drop(T0 + 10)
+        r.log("n2", (T0 + 10) * 1000 + 1, "jobs: not starting: this node cannot currently act as leader",
+              job=JOB, scheduled_at=iso(T0 + 10))
+        rc, out = r.check()
+        self.assertIn("refused by the guard and run by nobody (issue 22 item 12): 1", out)
+        r.log("n1", (T0 + 10) * 1000 + 2, "jobs: not starting: previous run still going (overlap: skip)",
+              job=JOB, scheduled_at=iso(T0 + 10))
+        rc, out = r.check()
+        self.assertNotIn("refused by the guard", out)
+        self.assertIn("skipped: overlap 1", out)
+
     def test_instant_started_twice(self):
         r = Run()
         r.log("n2", (T0 + 12) * 1000, "became leader", term=6)
