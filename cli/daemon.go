@@ -116,7 +116,6 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		OnHolding:  el.SetHolding,
 		HoldLapse:  el.HoldLapse,
 		Succession: el.Succession,
-		LedBy:      el.LedBy,
 		OnLedgerChange: func() {
 			if el.Publish != nil {
 				el.Publish()

@@ -70,11 +70,11 @@ type Env struct {
 	// from the leader to the followers sends it, so that a new leader knows
 	// which scheduled runs the old one started. Valid once Run is called.
 	Ledger func() []byte
-	// StateLedger returns the job runner's ledger as this node knows it
-	// (jobs.Runner.StateLedger). A mode that keeps the ledger in a store
-	// the next leader reads (etcd) writes from this one: Ledger passes a
-	// run of this node's previous process on as 'none', which must not
-	// replace 'running' there. Valid once Run is called.
+	// StateLedger returns the job runner's ledger as this node keeps it
+	// (jobs.Runner.StateLedger: the runs it started marked as its own, not
+	// the runs its process runs). A mode that keeps the ledger in a store
+	// the next leader reads (etcd) writes from this one. Valid once Run is
+	// called.
 	StateLedger func() []byte
 	// State is this node's state file, nil when there is none (--state-dir
 	// empty). A mode keeps what must survive a restart in it (udp: the
@@ -135,9 +135,6 @@ type Elector struct {
 	// Succession is the mode's promise about a deposed leader
 	// (election.Succession, jobs.RunnerConfig.Succession); zero: none.
 	Succession election.Succession
-	// LedBy, if set, reports whether a node led a term
-	// (jobs.RunnerConfig.LedBy).
-	LedBy func(term uint64, node string) bool
 	// Nodes, if set, returns the other nodes heard, for the status page.
 	Nodes func() []httpapi.NodeView
 	// Quorum, if set, returns quorum mode's state for the status page.

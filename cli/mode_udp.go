@@ -400,7 +400,6 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		SetHolding: e.SetHolding,
 		HoldLapse:  e.HoldLapse(),
 		Succession: e.Succession(),
-		LedBy:      protocol.ClaimedBy,
 		Why:        stepDownReason(e),
 		View: func() any {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())

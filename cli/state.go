@@ -86,15 +86,16 @@ func (p statePersister) adopt(from string, holding bool, b []byte) error {
 }
 
 // restore hands the runner what the state file holds: the ledger (so a
-// takeover after a restart knows which instants started before it, and
-// which fell into the outage) and the run history.
+// takeover after a restart knows which instants started before it, which
+// fell into the outage, and which runs this node started:
+// jobs.Runner.RestoreLedger) and the run history.
 func (p statePersister) restore(r *jobs.Runner) {
 	if p.store == nil {
 		return
 	}
 	st := p.store.State()
 	if len(st.Ledger) > 0 {
-		if err := r.AdoptLedger(st.Ledger); err != nil {
+		if err := r.RestoreLedger(st.Ledger); err != nil {
 			p.log.Warn("state file: job ledger does not decode; starting without it", "file", p.store.Path(), "err", err)
 		}
 	}
@@ -105,11 +106,11 @@ func (p statePersister) restore(r *jobs.Runner) {
 	}
 }
 
-// saveLedger writes the runner's ledger if it changed: what the node knows
-// (StateLedger), not what it tells peers, so a run its previous process
-// left running is still running in the file after one more restart.
-// Called before a run starts (through the gate) and after a ledger from a
-// peer is adopted, before the elector acknowledges it.
+// saveLedger writes the runner's ledger if it changed, as the node keeps it
+// (StateLedger: the runs it started marked as its own, so that the next
+// process knows which terms it led; restore gives it back). Called before
+// a run starts (through the gate) and after a ledger from a peer is
+// adopted, before the elector acknowledges it.
 func (p statePersister) saveLedger() error {
 	if p.store == nil {
 		return nil

@@ -17,13 +17,17 @@ import (
 )
 
 // A restarted node's state file keeps the run its previous process left
-// running as running, whichever save rewrites it (a heartbeat adopted, a
-// run starting or ending): the node tells peers 'none' of that run, but
-// after one more restart it must still know the run was interrupted.
+// running as running, and as its own, whichever save rewrites it (a
+// heartbeat adopted, a run starting or ending): the node tells peers that
+// run is running but not held (it does not run it), and after one more
+// restart it must still know the run was interrupted, and that it led
+// that run's term (restore: jobs.Runner.RestoreLedger).
 func TestStateFileKeepsThePreviousProcesssRunAcrossResaves(t *testing.T) {
 	spec := jobs.Spec{Name: "m", Schedule: "0 * * * *", Command: []string{"/bin/true"}, RerunInterrupted: true}
 	running := jobs.LedgerEntry{JobID: jobs.JobIDOf("m"), Instant: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC),
 		Outcome: jobs.OutcomeRunning, Term: 1}
+	mine := running
+	mine.Held = true // the node's own run, in its state file
 	for _, tt := range []struct {
 		name string
 		save func(statePersister) error
@@ -38,22 +42,20 @@ func TestStateFileKeepsThePreviousProcesssRunAcrossResaves(t *testing.T) {
 			st, _, err := statefile.Open(dir, log)
 			require.NoError(t, err)
 			require.NoError(t, st.Update(func(s *statefile.State) {
-				s.Ledger = jobs.Ledger{Entries: []jobs.LedgerEntry{running}}.Encode()
+				s.Ledger = jobs.Ledger{Entries: []jobs.LedgerEntry{mine}}.Encode()
 			}))
 			require.NoError(t, st.Close())
 
 			// The next process of the same node, which led term 1.
 			st, _, err = statefile.Open(dir, log)
 			require.NoError(t, err)
-			r, err := jobs.NewRunner(jobs.RunnerConfig{Node: "a", Jobs: []jobs.Spec{spec},
-				LedBy: func(term uint64, node string) bool { return node == "a" && term == 1 }})
+			r, err := jobs.NewRunner(jobs.RunnerConfig{Node: "a", Jobs: []jobs.Spec{spec}})
 			require.NoError(t, err)
 			p := statePersister{store: st, runner: func() *jobs.Runner { return r }, log: log}
 			p.restore(r)
 			wire, err := jobs.DecodeLedger(r.Ledger())
 			require.NoError(t, err)
-			require.Len(t, wire.Entries, 1)
-			require.Equal(t, jobs.OutcomeNone, wire.Entries[0].Outcome, "precondition: told to peers as none")
+			require.Equal(t, []jobs.LedgerEntry{running}, wire.Entries, "told to peers running, not held")
 			require.NoError(t, tt.save(p))
 			require.NoError(t, st.Close())
 
@@ -62,7 +64,7 @@ func TestStateFileKeepsThePreviousProcesssRunAcrossResaves(t *testing.T) {
 			defer st.Close()
 			l, err := jobs.DecodeLedger(saved.Ledger)
 			require.NoError(t, err)
-			assert.Equal(t, []jobs.LedgerEntry{running}, l.Entries, "the state file says what the node knows")
+			assert.Equal(t, []jobs.LedgerEntry{mine}, l.Entries, "the state file says what the node knows")
 		})
 	}
 }

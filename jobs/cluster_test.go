@@ -267,7 +267,6 @@ func (c *jobCluster) start(i int) *cnode {
 		OnHolding:      el.SetHolding,
 		HoldLapse:      el.HoldLapse(),
 		Succession:     el.Succession(),
-		LedBy:          protocol.ClaimedBy,
 		Environ:        []string{},
 	}
 	if c.wiring == poll {

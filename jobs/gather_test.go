@@ -18,6 +18,13 @@ func ledgerOf(job string, instant time.Time, o Outcome, term uint64) []byte {
 	return Ledger{Entries: []LedgerEntry{{JobID: JobIDOf(job), Instant: instant, Outcome: o, Term: term}}}.Encode()
 }
 
+// heldLedgerOf is the ledger of a node that runs job's run of instant
+// under term: its entry running and marked held (LedgerEntry.Held).
+func heldLedgerOf(job string, instant time.Time, term uint64) []byte {
+	return Ledger{Entries: []LedgerEntry{{JobID: JobIDOf(job), Instant: instant, Outcome: OutcomeRunning, Term: term,
+		Held: true}}}.Encode()
+}
+
 // The measured bug: a leader ran 00:01:00, the follower missed every ledger
 // naming it and took over 876 ms later. With a gathering window, the
 // deposed leader's ledger that arrives inside the window stops the misfire

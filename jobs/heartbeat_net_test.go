@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -10,12 +11,15 @@ import (
 )
 
 // heartbeatNet passes the leader's ledger to the other live nodes once a
-// second, as the udp elector's heartbeats do; a dead node sends and hears
-// nothing. For tests inside a synctest bubble.
+// second, as the udp elector's heartbeats do, and so the ledgers of the
+// live holders, marked holding, as their electors do on each heartbeat of
+// their leader; a dead node sends and hears nothing. For tests inside a
+// synctest bubble.
 type heartbeatNet struct {
-	mu     sync.Mutex
-	leader *Runner
-	nodes  []*Runner
+	mu      sync.Mutex
+	leader  *Runner
+	nodes   []*Runner
+	holders []*Runner
 }
 
 // run heartbeats until ctx ends, in a goroutine of wg.
@@ -45,6 +49,23 @@ func (h *heartbeatNet) beat(t *testing.T) {
 			require.NoError(t, r.AdoptLedgerFrom(h.leader.cfg.Node, false, h.leader.Ledger()))
 		}
 	}
+	for _, hr := range h.holders {
+		if !slices.Contains(h.nodes, hr) {
+			continue
+		}
+		for _, r := range h.nodes {
+			if r != hr {
+				require.NoError(t, r.AdoptLedgerFrom(hr.cfg.Node, true, hr.Ledger()))
+			}
+		}
+	}
+}
+
+// hold makes rs the nodes that hold runs (none: nil).
+func (h *heartbeatNet) hold(rs ...*Runner) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.holders = rs
 }
 
 // set makes l the leader (nil: none) and live the nodes on the network.

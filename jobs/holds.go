@@ -14,17 +14,20 @@ import (
 // follower, and sends its ledger on every heartbeat of its leader and once
 // more when the last run ends (udp: FlagHolding). Every node records, per
 // job, the running entry a holder says it runs (AdoptLedgerFrom): a hold,
-// renewed by every such message for HoldLapse. A holder says running only
-// of the runs its current process started (toldLocked): a restarted node
-// that holds another run never holds, with an entry its state file gave
-// back, a run its previous process started. A new leader does not
+// renewed by every such message for HoldLapse. A holder names those runs
+// entry by entry (LedgerEntry.Held: the runs its current process started
+// and has not seen end); any other running entry of its ledger, a run it
+// relays or one its previous process started, makes no hold, whatever
+// node's tag its term carries. Who holds a run is thus the holder's own
+// word, never read from a term: two node ids whose terms share a tag
+// cannot take each other's runs for their own. A new leader does not
 // count a held run as interrupted, and its overlap policy applies to it as
 // to a run of its own.
 //
 // A hold ends in one of three ways:
 //   - its holder's ledger names the run's outcome: adopted, nothing more;
 //   - its holder says it does not run it (a message without the mark, or
-//     a marked ledger that does not name it running) while what this node
+//     a marked ledger that does not name it held) while what this node
 //     knows of the run still says running: the run ended without its
 //     outcome reaching anyone (typically the holder restarted, with a new
 //     process that never ran it) — released;
@@ -61,12 +64,11 @@ type hold struct {
 
 // AdoptLedgerFrom adopts a ledger heard from node from, like AdoptLedger,
 // and records what it says about from's own runs: with holding set (the
-// sender, not leading, still runs jobs), each running entry of a term from
-// led is a run going on from, held for RunnerConfig.HoldLapse; any of
-// from's holds its ledger does not name running ends (released if no
-// outcome of it is known). Without holding, from runs nothing: all its
-// holds end so. Entries of terms other nodes led (a relayed pool) never
-// make a hold (RunnerConfig.LedBy says who led a term).
+// sender, not leading, still runs jobs), each held entry (LedgerEntry.Held)
+// is a run going on from, held for RunnerConfig.HoldLapse; any of from's
+// holds its ledger does not name held ends (released if no outcome of it
+// is known). Without holding, from runs nothing: all its holds end so.
+// Entries not held (a relayed pool) never make a hold.
 func (r *Runner) AdoptLedgerFrom(from string, holding bool, b []byte) error {
 	l, err := DecodeLedger(b)
 	if err != nil {
@@ -88,9 +90,10 @@ func (r *Runner) holdLocked(from string, holding bool, l Ledger, now time.Time) 
 	named := map[uint64]bool{}
 	for _, e := range l.Entries {
 		named[e.JobID] = true
-		if !holding || e.Outcome != OutcomeRunning || !r.ledBy(from, e.Term) {
+		if !holding || !e.Held {
 			continue
 		}
+		e.Held = false
 		j, manual := r.jobByLedgerID(e.JobID)
 		if j == nil {
 			continue
@@ -144,15 +147,6 @@ func oneRun(a, b LedgerEntry) bool { return a.Instant.Equal(b.Instant) && a.Term
 func (r *Runner) stillRunning(id uint64, run LedgerEntry) bool {
 	e, ok := r.newestByID(id)
 	return ok && oneRun(e, run) && e.Outcome == OutcomeRunning
-}
-
-// ledBy reports whether node led term (RunnerConfig.LedBy). Must hold
-// r.mu.
-func (r *Runner) ledBy(node string, term uint64) bool {
-	if r.cfg.LedBy != nil {
-		return r.cfg.LedBy(term, node)
-	}
-	return r.leaders[term] == node
 }
 
 // holdIDs are the ledger ids of j's runs a hold can be on: its scheduled

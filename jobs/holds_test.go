@@ -211,9 +211,9 @@ func TestHandoverHoldLapses(t *testing.T) {
 	}
 }
 
-// A follower relaying a pool, or a holder's entries of terms it did not
-// lead, never make a hold; a message of the holder without the mark ends
-// its holds.
+// A follower relaying a pool, or a holder's entries it does not mark held
+// (runs it only relays, whatever node's tag their term carries), never
+// make a hold; a message of the holder without the mark ends its holds.
 func TestHoldsComeOnlyFromTheirHolder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
@@ -223,7 +223,10 @@ func TestHoldsComeOnlyFromTheirHolder(t *testing.T) {
 		el.follow("a", 1)
 		synctest.Wait()
 		j := r.jobs[0]
-		running := ledgerOf("m", minute(0), OutcomeRunning, 1)
+		run := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}
+		running := Ledger{Entries: []LedgerEntry{run}}.Encode()
+		run.Held = true
+		runs := Ledger{Entries: []LedgerEntry{run}}.Encode()
 		held := func() bool {
 			r.mu.Lock()
 			defer r.mu.Unlock()
@@ -231,31 +234,26 @@ func TestHoldsComeOnlyFromTheirHolder(t *testing.T) {
 			return ok
 		}
 		require.NoError(t, r.AdoptLedgerFrom("c", true, running))
-		assert.False(t, held(), "c did not lead term 1")
-		require.NoError(t, r.AdoptLedgerFrom("a", false, running))
-		assert.False(t, held(), "not marked holding")
-		require.NoError(t, r.AdoptLedgerFrom("a", true, running))
+		assert.False(t, held(), "c holds, but relays this run: not marked held")
+		require.NoError(t, r.AdoptLedgerFrom("a", false, runs))
+		assert.False(t, held(), "not marked holding: a leads, its runs are its own")
+		require.NoError(t, r.AdoptLedgerFrom("a", true, runs))
 		assert.True(t, held())
 		require.NoError(t, r.AdoptLedgerFrom("c", false, running))
 		assert.True(t, held(), "another node's word changes nothing")
-		require.NoError(t, r.AdoptLedgerFrom("a", false, running))
-		assert.False(t, held(), "a runs nothing now")
 		require.NoError(t, r.AdoptLedgerFrom("a", true, running))
+		assert.False(t, held(), "a no longer says it runs it")
+		require.NoError(t, r.AdoptLedgerFrom("a", true, runs))
+		require.True(t, held())
+		require.NoError(t, r.AdoptLedgerFrom("a", false, runs))
+		assert.False(t, held(), "a runs nothing now")
+		require.NoError(t, r.AdoptLedgerFrom("a", true, runs))
 		time.Sleep(time.Minute)
 		assert.False(t, held(), "lapsed")
 
-		// With LedBy (udp: the term names its claimant) a node that never
-		// followed a's leadership knows a led it.
-		r.cfg.LedBy = func(term uint64, node string) bool { return term == 1 && node == "c" }
-		require.NoError(t, r.AdoptLedgerFrom("a", true, running))
-		assert.False(t, held(), "LedBy says c led term 1")
-		require.NoError(t, r.AdoptLedgerFrom("c", true, running))
-		assert.True(t, held())
-
 		// A manual run held elsewhere counts too (overlap spans both).
-		require.NoError(t, r.AdoptLedgerFrom("c", false, running))
-		require.False(t, held())
-		manual := Ledger{Entries: []LedgerEntry{{JobID: ManualJobIDOf("m"), Instant: minute(2), Outcome: OutcomeRunning, Term: 1}}}
+		manual := Ledger{Entries: []LedgerEntry{{JobID: ManualJobIDOf("m"), Instant: minute(2), Outcome: OutcomeRunning,
+			Term: 1, Held: true}}}
 		require.NoError(t, r.AdoptLedgerFrom("c", true, manual.Encode()))
 		assert.True(t, held())
 	})

@@ -320,28 +320,16 @@ func (r *Runner) runsScheduledLocked(j *job, e LedgerEntry) bool {
 	return e.JobID == j.id && slices.ContainsFunc(j.schedRuns, func(s LedgerEntry) bool { return oneRun(s, e) })
 }
 
-// leaderOfLocked names the node that led term (ledBy): as this Runner saw
-// it, else this node or one it saw lead other terms, if LedBy says so; ""
-// if unknown. Must hold r.mu.
-func (r *Runner) leaderOfLocked(term uint64) string {
-	if n, ok := r.leaders[term]; ok {
-		return n
-	}
-	if r.cfg.LedBy == nil {
-		return ""
-	}
-	known := make([]string, 0, len(r.leaders))
-	for _, n := range r.leaders {
-		known = append(known, n)
-	}
-	slices.Sort(known)
-	for _, n := range append([]string{r.cfg.Node}, known...) {
-		if r.ledBy(n, term) {
-			return n
-		}
-	}
-	return ""
-}
+// leaderOfLocked names the node that led term, as this Runner saw it
+// (OnNewLeader: the leaders it followed, and itself; RestoreLedger: the
+// terms its previous processes led): "" if it did not see that
+// leadership. It is the one place that says who led a term: it names
+// nodes in logs and history, and tells quietLocked a run of this node's
+// previous process (which died with it) from another node's. It is
+// exact, never read from the term's tag, which another id can share;
+// and a hold is its holder's word (LedgerEntry.Held), not this. Must hold
+// r.mu.
+func (r *Runner) leaderOfLocked(term uint64) string { return r.leaders[term] }
 
 // setOwn makes e this node's entry under its ledger id unless its own is
 // newer (a run started during the gathering window). Must hold r.mu.

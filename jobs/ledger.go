@@ -16,9 +16,19 @@ import (
 // (up to 29), so about 60 jobs always fit.
 const MaxLedgerSize = 1024
 
-// ledgerVersion is the first byte of an encoded ledger; bump it on any
-// change of layout.
-const ledgerVersion = 1
+// The first byte of an encoded ledger is its version; bump it on any
+// change of layout. Version 2 adds one bit to the outcome byte
+// (heldBit); a ledger without a held entry is written as version 1, which
+// nodes that know only version 1 read (a rolling upgrade: see
+// docs/jobs.md).
+const (
+	ledgerVersion     = 1
+	ledgerVersionHeld = 2
+)
+
+// heldBit, in a version 2 ledger's outcome byte, marks a held entry
+// (LedgerEntry.Held).
+const heldBit = 0x80
 
 // flagTruncated marks a ledger that left entries out to stay within
 // MaxLedgerSize.
@@ -49,10 +59,7 @@ const (
 	OutcomeInterrupted Outcome = 5
 	// OutcomeNone: no instant started yet; Instant is when a leader took up
 	// the schedule with nothing known before it (a cold start). Later
-	// leaders treat instants after it as missed, not as never due. A
-	// restarted node also sends it at the instant of a run of its term
-	// that a previous process of it started (Runner.Ledger): taken, and
-	// not going on there.
+	// leaders treat instants after it as missed, not as never due.
 	OutcomeNone Outcome = 6
 )
 
@@ -116,6 +123,14 @@ type LedgerEntry struct {
 	Outcome Outcome `json:"outcome"`
 	// Term is the term the run started under.
 	Term uint64 `json:"term"`
+	// Held marks a running entry as a run of the node that encoded the
+	// ledger. In what a node tells its peers (Runner.Ledger), a run its
+	// current process runs: what a node that no longer leads says it
+	// still runs (holds.go). In what it keeps in its state file
+	// (Runner.StateLedger), a run it started, so that its next process
+	// knows it led that run's term (Runner.RestoreLedger). It is the
+	// node's word about itself, never relayed: AdoptLedger drops it.
+	Held bool `json:"-"`
 }
 
 // Ledger is a set of entries, at most one per job.
@@ -154,12 +169,16 @@ func (l Ledger) Encode() []byte {
 	})
 	body := make([]byte, 0, MaxLedgerSize)
 	var tmp [8 + binary.MaxVarintLen64*2 + 1]byte
-	n, truncated := 0, l.Truncated
+	n, truncated, version := 0, l.Truncated, byte(ledgerVersion)
 	const header = 2 + binary.MaxVarintLen16 // version, flags, count (<= 1024)
 	for _, e := range es {
 		b := binary.BigEndian.AppendUint64(tmp[:0], e.JobID)
 		b = binary.AppendVarint(b, e.Instant.Unix())
-		b = append(b, byte(e.Outcome))
+		o := byte(e.Outcome)
+		if e.Held && e.Outcome == OutcomeRunning {
+			o |= heldBit
+		}
+		b = append(b, o)
 		b = binary.AppendUvarint(b, e.Term)
 		if header+len(body)+len(b) > MaxLedgerSize {
 			truncated = true
@@ -167,20 +186,24 @@ func (l Ledger) Encode() []byte {
 		}
 		body = append(body, b...)
 		n++
+		if o&heldBit != 0 {
+			version = ledgerVersionHeld
+		}
 	}
 	flags := byte(0)
 	if truncated {
 		flags |= flagTruncated
 	}
 	out := make([]byte, 0, header+len(body))
-	out = append(out, ledgerVersion, flags)
+	out = append(out, version, flags)
 	out = binary.AppendUvarint(out, uint64(n))
 	return append(out, body...)
 }
 
-// DecodeLedger parses an encoded ledger. Anything malformed (wrong version,
-// short or trailing bytes, unknown outcome, repeated job, oversize) is an
-// error; it never panics.
+// DecodeLedger parses an encoded ledger, of version 1 or 2. Anything
+// malformed (unknown version, short or trailing bytes, unknown outcome, a
+// held entry that is not running or in a version 1 ledger, repeated job,
+// oversize) is an error; it never panics.
 func DecodeLedger(b []byte) (Ledger, error) {
 	var l Ledger
 	if len(b) > MaxLedgerSize {
@@ -189,8 +212,8 @@ func DecodeLedger(b []byte) (Ledger, error) {
 	if len(b) < 3 {
 		return l, errors.New("jobs: ledger: too short")
 	}
-	if b[0] != ledgerVersion {
-		return l, fmt.Errorf("jobs: ledger: version %d, want %d", b[0], ledgerVersion)
+	if b[0] != ledgerVersion && b[0] != ledgerVersionHeld {
+		return l, fmt.Errorf("jobs: ledger: version %d, want %d or %d", b[0], ledgerVersion, ledgerVersionHeld)
 	}
 	if b[1]&^flagTruncated != 0 {
 		return l, fmt.Errorf("jobs: ledger: unknown flags %#x", b[1])
@@ -220,10 +243,17 @@ func DecodeLedger(b []byte) (Ledger, error) {
 		if len(rest) < 1 {
 			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: truncated", i)
 		}
-		e.Outcome = Outcome(rest[0])
+		o := rest[0]
 		rest = rest[1:]
+		if b[0] == ledgerVersionHeld {
+			e.Held, o = o&heldBit != 0, o&^heldBit
+		}
+		e.Outcome = Outcome(o)
 		if !e.Outcome.valid() {
 			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: unknown outcome %d", i, e.Outcome)
+		}
+		if e.Held && e.Outcome != OutcomeRunning {
+			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: held but %s", i, e.Outcome)
 		}
 		e.Term, k = binary.Uvarint(rest)
 		if k <= 0 {

@@ -62,6 +62,29 @@ func TestLedgerSizeLimit(t *testing.T) {
 	assert.ElementsMatch(t, all[len(all)-kept:], l.Entries)
 }
 
+// A run its sender runs is marked held in the outcome byte; a ledger
+// with such an entry is version 2, one without is the version 1 every
+// earlier node reads (a rolling upgrade). Held goes only with running.
+func TestLedgerHeldEntries(t *testing.T) {
+	plain := entries(3)
+	b := Ledger{Entries: plain}.Encode()
+	assert.Equal(t, byte(1), b[0], "nothing held: version 1")
+	held := append([]LedgerEntry(nil), plain...)
+	held[1].Outcome, held[1].Held = OutcomeRunning, true
+	b = Ledger{Entries: held}.Encode()
+	assert.Equal(t, byte(2), b[0])
+	l, err := DecodeLedger(b)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, held, l.Entries)
+	ended := append([]LedgerEntry(nil), plain[1:]...) // entries(3)[1] is ok, [2] failed
+	ended[0].Held = true
+	b = Ledger{Entries: ended}.Encode()
+	assert.Equal(t, byte(1), b[0], "an ended run is nobody's: not marked")
+	l, err = DecodeLedger(b)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, plain[1:], l.Entries)
+}
+
 func TestLedgerDecodeErrors(t *testing.T) {
 	good := Ledger{Entries: entries(2)}.Encode()
 	dup := Ledger{Entries: []LedgerEntry{entries(1)[0], entries(1)[0]}}.Encode()
@@ -78,6 +101,16 @@ func TestLedgerDecodeErrors(t *testing.T) {
 		{"cut short", good[:len(good)-1], "entry 1"},
 		{"bad outcome", func() []byte { b := Ledger{Entries: []LedgerEntry{{Instant: t0, Outcome: 9}}}.Encode(); return b }(), "unknown outcome 9"},
 		{"repeated job", dup, "repeated"},
+		{"held in version 1", func() []byte {
+			b := Ledger{Entries: []LedgerEntry{{Instant: t0, Outcome: OutcomeRunning}}}.Encode()
+			b[len(b)-2] |= 0x80
+			return b
+		}(), "unknown outcome 129"},
+		{"held but ended", func() []byte {
+			b := Ledger{Entries: []LedgerEntry{{Instant: t0, Outcome: OutcomeRunning, Held: true}}}.Encode()
+			b[len(b)-2] = 0x80 | byte(OutcomeOK)
+			return b
+		}(), "held but ok"},
 		{"oversize", make([]byte, MaxLedgerSize+1), "limit"},
 	}
 	for _, tt := range tests {
@@ -93,6 +126,7 @@ func FuzzLedgerDecode(f *testing.F) {
 	f.Add(Ledger{Entries: entries(3)}.Encode())
 	f.Add(Ledger{Entries: entries(200)}.Encode())
 	f.Add(Ledger{}.Encode())
+	f.Add(Ledger{Entries: []LedgerEntry{{JobID: 1, Instant: t0, Outcome: OutcomeRunning, Term: 7, Held: true}}}.Encode())
 	f.Add([]byte{1, 0, 1})
 	f.Add([]byte{1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -105,7 +139,15 @@ func FuzzLedgerDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encode of a decoded ledger does not decode: %v", err)
 		}
-		if len(again.Entries) != len(l.Entries) || again.Truncated != l.Truncated {
+		held := func(es []LedgerEntry) (n int) {
+			for _, e := range es {
+				if e.Held {
+					n++
+				}
+			}
+			return n
+		}
+		if len(again.Entries) != len(l.Entries) || again.Truncated != l.Truncated || held(again.Entries) != held(l.Entries) {
 			t.Fatalf("round trip changed the ledger: %+v vs %+v", l, again)
 		}
 	})

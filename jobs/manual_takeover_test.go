@@ -13,13 +13,15 @@ import (
 
 const manualInterruptedWarn = "jobs: previous leader's manual run was interrupted; not running it again (manual runs never are)"
 
-// manualEntry returns the entry r passes on for job's manual runs.
+// manualEntry returns r's entry for job's manual runs, as it knows it
+// (not whose run it is: Held cleared).
 func manualEntry(t *testing.T, r *Runner, job string) (LedgerEntry, bool) {
 	t.Helper()
-	l, err := DecodeLedger(r.Ledger())
+	l, err := DecodeLedger(r.StateLedger())
 	require.NoError(t, err)
 	for _, e := range l.Entries {
 		if e.JobID == ManualJobIDOf(job) {
+			e.Held = false
 			return e, true
 		}
 	}
@@ -176,7 +178,7 @@ func TestTakeoverLeavesItsOwnManualRunRunning(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		logs := &logSink{}
 		a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{holdJob(OverlapSkip, false)}, Gather: 5 * time.Second,
-			HoldLapse: holdLapseForTest, LedBy: ledByParity, Logger: slog.New(logs)}, &fakeExec{behave: sleepFor(time.Minute, 0)})
+			HoldLapse: holdLapseForTest, Logger: slog.New(logs)}, &fakeExec{behave: sleepFor(time.Minute, 0)})
 		ea := newFakeElector(ctx, "a", a.Callbacks())
 		ea.lead(1)
 		time.Sleep(10 * time.Second)
@@ -202,18 +204,20 @@ func TestTakeoverLeavesItsOwnManualRunRunning(t *testing.T) {
 }
 
 // The leader that triggered a manual run restarts (its state file gives
-// the run back, running) and leads again: its new process never ran it,
-// so its takeover concludes it, naming itself (LedBy: its restarted
-// Runner saw no leaders), and does not run it.
+// the run back, running, marked as its own) and leads again: its new
+// process never ran it, so its takeover concludes it, naming itself (the
+// state file said it led that term), and does not run it.
 func TestRestartedLeaderConcludesItsPreviousProcesssManualRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		logs := &logSink{}
 		f := &fakeExec{}
 		a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{holdJob(OverlapSkip, true)}, Gather: 5 * time.Second,
-			HoldLapse: holdLapseForTest, LedBy: ledByParity, Logger: slog.New(logs)}, f)
+			HoldLapse: holdLapseForTest, Logger: slog.New(logs)}, f)
 		running := LedgerEntry{JobID: ManualJobIDOf("m"), Instant: minute(0).Add(10 * time.Second), Outcome: OutcomeRunning, Term: 1}
-		require.NoError(t, a.AdoptLedger(Ledger{Entries: []LedgerEntry{running}}.Encode()))
+		disk := running
+		disk.Held = true // a started it
+		require.NoError(t, a.RestoreLedger(Ledger{Entries: []LedgerEntry{disk}}.Encode()))
 		time.Sleep(20 * time.Second)
 		newFakeElector(ctx, "a", a.Callbacks()).lead(3)
 		time.Sleep(6 * time.Second)

@@ -25,10 +25,13 @@ func TestOverlapAllowOlderRunsEndKeepsTheNewerRunning(t *testing.T) {
 		want := func(instant time.Time, o Outcome) {
 			t.Helper()
 			e := LedgerEntry{JobID: JobIDOf("o"), Instant: instant, Outcome: o, Term: 1}
-			for name, b := range map[string][]byte{"told": r.Ledger(), "kept": r.StateLedger()} {
+			mine := e
+			mine.Held = o == OutcomeRunning // n1 runs it, and started it
+			for name, want := range map[string]LedgerEntry{"told": mine, "kept": mine} {
+				b := map[string][]byte{"told": r.Ledger(), "kept": r.StateLedger()}[name]
 				l, err := DecodeLedger(b)
 				require.NoError(t, err)
-				assert.Equal(t, []LedgerEntry{e}, l.Entries, name)
+				assert.Equal(t, []LedgerEntry{want}, l.Entries, name)
 			}
 			if s := r.Snapshot()[0]; assert.NotNil(t, s.Ledger) {
 				assert.Equal(t, e, *s.Ledger, "status")

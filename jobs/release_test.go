@@ -137,7 +137,7 @@ func TestReleasedRunIsNotTakenBack(t *testing.T) {
 		require.Equal(t, OutcomeInterrupted, entry())
 
 		time.Sleep(14 * time.Second) // 00:01:55: held until 00:02:05 if it made a hold
-		require.NoError(t, h.b.AdoptLedgerFrom("a", true, running))
+		require.NoError(t, h.b.AdoptLedgerFrom("a", true, heldLedgerOf("m", minute(1), 1)))
 		require.NoError(t, h.b.AdoptLedgerFrom("c", false, running))
 		synctest.Wait()
 		assert.Equal(t, OutcomeInterrupted, entry(), "a relay does not take it back")
@@ -201,7 +201,7 @@ func TestHolderLeadingAgainDoesNotReleaseItsRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		h := heldThrough40(t, ctx, holdJob(OverlapSkip, true))
-		running := ledgerOf("m", minute(1), OutcomeRunning, 1)
+		running := heldLedgerOf("m", minute(1), 1) // a runs it
 		time.Sleep(time.Second)
 		h.bDeposed.Store(true)
 		require.NoError(t, h.b.AdoptLedgerFrom("a", false, running))
@@ -229,7 +229,8 @@ func TestHandoverHeldManualRunReleasedIsInterrupted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		h := heldThrough40(t, ctx, holdJob(OverlapSkip, true))
-		manual := LedgerEntry{JobID: ManualJobIDOf("m"), Instant: minute(1).Add(20 * time.Second), Outcome: OutcomeRunning, Term: 1}
+		manual := LedgerEntry{JobID: ManualJobIDOf("m"), Instant: minute(1).Add(20 * time.Second), Outcome: OutcomeRunning,
+			Term: 1, Held: true}
 		both := Ledger{Entries: []LedgerEntry{
 			{JobID: JobIDOf("m"), Instant: minute(1), Outcome: OutcomeOK, Term: 1}, manual}}
 		time.Sleep(time.Second)
@@ -249,7 +250,7 @@ func TestHandoverHeldManualRunReleasedIsInterrupted(t *testing.T) {
 		l, err := DecodeLedger(h.b.Ledger())
 		require.NoError(t, err)
 		want := manual
-		want.Outcome = OutcomeInterrupted
+		want.Outcome, want.Held = OutcomeInterrupted, false
 		assert.Contains(t, l.Entries, want)
 		assert.Empty(t, h.fb.all(), "a manual run is not run again")
 		_, err = h.b.Trigger("m")
@@ -279,13 +280,13 @@ func TestHoldReleaseNeedsTheHoldersWord(t *testing.T) {
 			_, ok := r.heldLocked(j, time.Now())
 			return ok
 		}
-		other := LedgerEntry{JobID: JobIDOf("n"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}
-		require.NoError(t, r.AdoptLedgerFrom("a", true, ledgerOf("m", minute(0), OutcomeRunning, 1)))
+		other := LedgerEntry{JobID: JobIDOf("n"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1, Held: true}
+		require.NoError(t, r.AdoptLedgerFrom("a", true, heldLedgerOf("m", minute(0), 1)))
 		require.True(t, held())
 		require.NoError(t, r.AdoptLedgerFrom("a", true, Ledger{Entries: []LedgerEntry{other}, Truncated: true}.Encode()))
 		assert.True(t, held(), "left out of a truncated ledger")
 		require.NoError(t, r.AdoptLedgerFrom("a", true, Ledger{Entries: []LedgerEntry{other,
-			{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}}}.Encode()))
+			{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1, Held: true}}}.Encode()))
 		require.NoError(t, r.AdoptLedgerFrom("a", true, Ledger{Entries: []LedgerEntry{other}}.Encode()))
 		assert.False(t, held(), "a whole ledger that does not name it")
 		assert.Equal(t, OutcomeRunning, r.Snapshot()[0].Ledger.Outcome, "not leading: nothing concluded yet")

@@ -33,7 +33,7 @@ func TestReloadChangingAJobInTheGatheringWindowConcludesADeadLeadersRuns(t *test
 		spec := Spec{Name: "m", Schedule: "0 * * * *", Shell: "old", RerunInterrupted: true}
 		f := &fakeExec{}
 		b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second,
-			HoldLapse: holdLapseForTest, LedBy: ledByParity}, f)
+			HoldLapse: holdLapseForTest}, f)
 		heard := Ledger{Entries: []LedgerEntry{
 			{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1},
 			{JobID: ManualJobIDOf("m"), Instant: minute(0).Add(10 * time.Second), Outcome: OutcomeRunning, Term: 1},
@@ -123,8 +123,9 @@ func TestReloadAddingAJobInTheGatheringWindowWaitsForTheWindow(t *testing.T) {
 				m := Spec{Name: "m", Schedule: "0 * * * *", Shell: "m", RerunInterrupted: true, OnLeaderLoss: LeaderLossFinish}
 				f := &fakeExec{}
 				b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{x}, Gather: 5 * time.Second,
-					HoldLapse: holdLapseForTest, LedBy: ledByParity}, f)
-				running := Ledger{Entries: []LedgerEntry{{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}}}
+					HoldLapse: holdLapseForTest}, f)
+				running := Ledger{Entries: []LedgerEntry{{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1,
+					Held: true}}} // a runs it
 				require.NoError(t, b.AdoptLedgerFrom("a", false, running.Encode())) // a's heartbeat as leader
 				time.Sleep(20 * time.Second)
 				takeover := time.Now()

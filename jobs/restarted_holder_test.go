@@ -56,9 +56,9 @@ func TestRestartedHolderHoldsOnlyItsOwnRuns(t *testing.T) {
 				logs := &logSink{}
 				var holding atomic.Bool
 				a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{m, n}, Gather: 5 * time.Second,
-					HoldLapse: holdLapseForTest, LedBy: ledByParity, OnHolding: holding.Store}, fa)
+					HoldLapse: holdLapseForTest, OnHolding: holding.Store}, fa)
 				b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{m, n}, Gather: 5 * time.Second,
-					HoldLapse: holdLapseForTest, LedBy: ledByParity, Logger: slog.New(logs)}, fb)
+					HoldLapse: holdLapseForTest, Logger: slog.New(logs)}, fb)
 				require.NoError(t, a.AdoptLedger(tc.restored.Encode()))
 				require.NoError(t, b.AdoptLedger(tc.restored.Encode()))
 				ea := newFakeElector(ctx, "a", a.Callbacks())
@@ -122,17 +122,18 @@ func TestRestartedHolderHoldsOnlyItsOwnRuns(t *testing.T) {
 	}
 }
 
-// What a node passes on of running entries: running for its own runs and
-// for other nodes' terms; none, at the instant, for a run of its term that
-// this process did not start, wherever the entry came from; and once that
-// instant is concluded, the conclusion.
-func TestLedgerSaysRunningOnlyOfThisProcesssRuns(t *testing.T) {
+// What a node passes on of running entries: each as it knows it, running,
+// and marked held only for the runs this process runs: neither a run its
+// previous process started (whichever term it carries, wherever the entry
+// came from) nor another node's; and once that instant is concluded, the
+// conclusion.
+func TestLedgerMarksHeldOnlyThisProcesssRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		m := Spec{Name: "m", Schedule: "0 0 * * *", Shell: "x"}
 		n := Spec{Name: "n", Schedule: "0 0 * * *", Shell: "x", OnLeaderLoss: LeaderLossFinish}
 		k := Spec{Name: "k", Schedule: "0 0 * * *", Shell: "x"}
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{m, n, k}, LedBy: ledByParity, Gather: time.Minute},
+		r := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{m, n, k}, Gather: time.Minute},
 			&fakeExec{behave: sleepFor(time.Minute, 0)})
 		old := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}
 		relayed := LedgerEntry{JobID: JobIDOf("k"), Instant: minute(0), Outcome: OutcomeRunning, Term: 2}
@@ -146,25 +147,22 @@ func TestLedgerSaysRunningOnlyOfThisProcesssRuns(t *testing.T) {
 			}
 			return out
 		}
-		noneOfOld := old
-		noneOfOld.Outcome = OutcomeNone
-		assert.Equal(t, noneOfOld, told()[old.JobID], "its previous process's run")
+		assert.Equal(t, old, told()[old.JobID], "its previous process's run: running, not held")
 		assert.Equal(t, relayed, told()[relayed.JobID], "b's run, relayed")
 		require.NoError(t, r.AdoptLedgerFrom("c", false, Ledger{Entries: []LedgerEntry{old}}.Encode()))
-		assert.Equal(t, noneOfOld, told()[old.JobID], "relayed back to it")
-		assert.Equal(t, OutcomeRunning, r.Snapshot()[0].Ledger.Outcome, "what it knows is unchanged")
+		assert.Equal(t, old, told()[old.JobID], "relayed back to it")
 
 		el := newFakeElector(ctx, "a", r.Callbacks())
 		el.lead(3)
 		synctest.Wait()
 		rec, err := r.Trigger("n")
 		require.NoError(t, err)
-		mine := LedgerEntry{JobID: ManualJobIDOf("n"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 3}
+		mine := LedgerEntry{JobID: ManualJobIDOf("n"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 3, Held: true}
 		assert.Equal(t, mine, told()[mine.JobID], "its own run")
-		assert.Equal(t, noneOfOld, told()[old.JobID], "gathering: not concluded yet")
+		assert.Equal(t, old, told()[old.JobID], "gathering: not concluded yet")
 		time.Sleep(time.Minute + time.Second)
 		synctest.Wait()
-		mine.Outcome = OutcomeOK
+		mine.Outcome, mine.Held = OutcomeOK, false
 		assert.Equal(t, mine, told()[mine.JobID])
 		concluded := old
 		concluded.Outcome = OutcomeInterrupted

@@ -87,12 +87,6 @@ type RunnerConfig struct {
 	// another run of its job under overlap: skip. Zero bounds nothing: the
 	// run is concluded at the takeover, as in modes without coordination.
 	Succession election.Succession
-	// LedBy, if set, reports whether node led term (udp:
-	// protocol.ClaimedBy, read from the term itself). Nil: as far as this
-	// Runner saw (OnNewLeader), which misses leaderships it never
-	// followed, such as one before its restart: a restarted node then
-	// cannot tell the runs its previous process started (toldLocked).
-	LedBy func(term uint64, node string) bool
 }
 
 // PeerLedgerPoll is how often Run polls RunnerConfig.PeerLedger. A crash

@@ -11,10 +11,12 @@ import (
 )
 
 // Node a led term 1 and was killed while m's 00:00 run went on. Its next
-// process gets the run back from its state file: it tells peers 'none' of
-// it (Ledger) but still knows it running (StateLedger), so the state file,
-// however often that process re-saves it, lets the process after it lead,
-// conclude the run interrupted and run it again (rerun_interrupted).
+// process gets the run back from its state file: it tells peers that run
+// is running, but not held (Ledger: it does not run it), and keeps it
+// running and marked as its own (StateLedger), so the state file, however
+// often that process re-saves it, lets the process after it lead,
+// conclude the run interrupted, naming itself, and run it again
+// (rerun_interrupted).
 func TestRestartedLeaderRerunsItsInterruptedRunAfterASecondRestart(t *testing.T) {
 	for _, resaved := range []bool{false, true} {
 		t.Run(map[bool]string{false: "one restart", true: "state file re-saved, second restart"}[resaved], func(t *testing.T) {
@@ -22,22 +24,25 @@ func TestRestartedLeaderRerunsItsInterruptedRunAfterASecondRestart(t *testing.T)
 				ctx, cancel := context.WithCancel(t.Context())
 				spec := Spec{Name: "m", Schedule: "0 * * * *", Shell: "x", RerunInterrupted: true}
 				running := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}
-				disk := Ledger{Entries: []LedgerEntry{running}}.Encode()
+				mine := running
+				mine.Held = true // in a's state file: a started it
+				disk := Ledger{Entries: []LedgerEntry{mine}}.Encode()
 				cfg := RunnerConfig{Node: "a", Jobs: []Spec{spec}, Gather: 5 * time.Second,
-					HoldLapse: holdLapseForTest, LedBy: ledByParity}
+					HoldLapse: holdLapseForTest}
 				if resaved {
 					between := newTestRunnerCfg(t, cfg, &fakeExec{})
-					require.NoError(t, between.AdoptLedger(disk))
+					require.NoError(t, between.RestoreLedger(disk))
 					wire, err := DecodeLedger(between.Ledger())
 					require.NoError(t, err)
-					none := running
-					none.Outcome = OutcomeNone
-					require.Equal(t, []LedgerEntry{none}, wire.Entries, "precondition: told to peers as none")
+					require.Equal(t, []LedgerEntry{running}, wire.Entries, "told to peers running, not held")
 					disk = between.StateLedger() // what the CLI saves on its next heartbeat or start
+					kept, err := DecodeLedger(disk)
+					require.NoError(t, err)
+					require.Equal(t, []LedgerEntry{mine}, kept.Entries, "kept as a's own")
 				}
 				f := &fakeExec{}
 				a := newTestRunnerCfg(t, cfg, f)
-				require.NoError(t, a.AdoptLedger(disk))
+				require.NoError(t, a.RestoreLedger(disk))
 				time.Sleep(20 * time.Second)
 				newFakeElector(ctx, "a", a.Callbacks()).lead(3)
 				time.Sleep(6 * time.Second) // past the gathering window
@@ -47,6 +52,7 @@ func TestRestartedLeaderRerunsItsInterruptedRunAfterASecondRestart(t *testing.T)
 				for _, rec := range a.History().Runs("m", 0) {
 					if rec.Term == 1 {
 						outcomes = append(outcomes, rec.Outcome)
+						assert.Equal(t, "a", rec.Node, "a led term 1")
 					}
 				}
 				assert.Equal(t, []Outcome{OutcomeInterrupted}, outcomes, "term 1's run in the history")

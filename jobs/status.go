@@ -54,13 +54,12 @@ func (r *Runner) Snapshot() []JobStatus {
 
 // Ledger returns this node's ledger as it tells it to peers, encoded (at
 // most MaxLedgerSize bytes): per job, the newest instant known started (by
-// this node or by the leaders it heard), its outcome and term, except that
-// a run of this node's term that this process does not run goes out as
-// OutcomeNone (toldLocked). The leader piggybacks it on heartbeats;
-// followers hand it to a new leader (claims, votes, Ledger messages), so
-// what one node heard reaches the next leader. The state file keeps
-// StateLedger instead. It never blocks on the Runner's lock, so
-// OnLedgerChange may call it.
+// this node or by the leaders it heard), its outcome and term; the runs
+// this process runs are marked held (LedgerEntry.Held). The leader
+// piggybacks it on heartbeats; followers hand it to a new leader (claims,
+// votes, Ledger messages), so what one node heard reaches the next leader.
+// The state file keeps StateLedger instead. It never blocks on the
+// Runner's lock, so OnLedgerChange may call it.
 func (r *Runner) Ledger() []byte {
 	if p := r.published.Load(); p != nil {
 		return p.wire
@@ -68,13 +67,11 @@ func (r *Runner) Ledger() []byte {
 	return Ledger{}.Encode()
 }
 
-// StateLedger returns, encoded like Ledger, what this node knows: the same
-// entries without toldLocked, so a run its previous process left running
-// still reads running. It is what the state file keeps: the process after a
-// restart, however often this one saved, must still know that run, conclude
-// it interrupted when it leads (and rerun it with rerun_interrupted), which
-// a 'none' would tell it not to. Peers get Ledger. Like Ledger it never
-// blocks on the Runner's lock.
+// StateLedger returns, encoded like Ledger, what this node knows, for its
+// state file: the same entries, the runs this node started (in this
+// process or, as RestoreLedger said, a previous one) marked held, so that
+// the next process, which runs none of them, knows who led their terms.
+// Peers get Ledger. Like Ledger it never blocks on the Runner's lock.
 func (r *Runner) StateLedger() []byte {
 	if p := r.published.Load(); p != nil {
 		return p.state
@@ -106,6 +103,27 @@ func (r *Runner) AdoptLedger(b []byte) error {
 	return nil
 }
 
+// RestoreLedger takes up, at start, the ledger this node's state file kept
+// (StateLedger): like AdoptLedger, and the runs it marks held were started
+// by this node, so it led their terms (leaderOfLocked). Only this node's
+// own state file may be given here; a ledger heard from a peer goes to
+// AdoptLedger or AdoptLedgerFrom.
+func (r *Runner) RestoreLedger(b []byte) error {
+	l, err := DecodeLedger(b)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range l.Entries {
+		if e.Held {
+			r.rememberLeader(e.Term, r.cfg.Node)
+		}
+	}
+	r.adoptLocked(l)
+	return nil
+}
+
 // adoptLocked merges l (AdoptLedger). Must hold r.mu.
 func (r *Runner) adoptLocked(l Ledger) {
 	named := make(map[uint64]bool, len(l.Entries))
@@ -113,6 +131,7 @@ func (r *Runner) adoptLocked(l Ledger) {
 	for _, e := range l.Entries {
 		named[e.JobID] = true
 		delete(r.unknown, e.JobID)
+		e.Held = false // its sender's word about itself (holdLocked)
 		if cur, ok := r.peer[e.JobID]; !ok || !newer(cur, e) {
 			r.peer[e.JobID] = e
 		}
@@ -133,7 +152,8 @@ func (r *Runner) adoptLocked(l Ledger) {
 }
 
 // publishedLedger is the ledger as published at its last change: how this
-// node tells it (wire, Ledger) and what it knows (state, StateLedger).
+// node tells it (wire, Ledger: held runs marked) and what it keeps (state,
+// StateLedger).
 type publishedLedger struct {
 	wire, state []byte
 }
@@ -144,21 +164,19 @@ func (p *publishedLedger) equal(q *publishedLedger) bool {
 
 // encodeBothLocked encodes the ledger in both forms. Must hold r.mu.
 func (r *Runner) encodeBothLocked() *publishedLedger {
-	return &publishedLedger{wire: r.encodeLocked(true), state: r.encodeLocked(false)}
+	return &publishedLedger{wire: r.encodeLocked(r.runsEntryLocked), state: r.encodeLocked(r.startedLocked)}
 }
 
 // encodeLocked encodes what this node knows: per configured job its known
 // entry (knownEntry), plus the newest entry of every other id (manual
 // runs, jobs only other nodes run), so a node with another job list still
-// passes them on; with told, each as this node tells it (toldLocked), for
-// peers; without, as it is, for the state file. A job a truncated ledger
-// left out is left out again (the result is marked truncated). Must hold
-// r.mu.
-func (r *Runner) encodeLocked(told bool) []byte {
+// passes them on, each as this node knows it, marked held if held says
+// so (LedgerEntry.Held: runsEntryLocked for peers, startedLocked for the state
+// file). A job a truncated ledger left out is left out again (the result
+// is marked truncated). Must hold r.mu.
+func (r *Runner) encodeLocked(held func(LedgerEntry) bool) []byte {
 	as := func(e LedgerEntry) LedgerEntry {
-		if told {
-			return r.toldLocked(e)
-		}
+		e.Held = held(e)
 		return e
 	}
 	l := Ledger{Entries: make([]LedgerEntry, 0, len(r.own)+len(r.peer))}
@@ -184,30 +202,17 @@ func (r *Runner) encodeLocked(told bool) []byte {
 	return l.Encode()
 }
 
-// toldLocked returns e as this node passes it on. Its running entries of
-// a term it led are what it says it still runs when it holds (holds.go),
-// so it says running only of runs this process started and has not seen
-// end (its own ledger's running entries). A run of its term that this
-// process does not run was started by a previous process of this node
-// (the state file or a peer gave its entry back) and died with it: it
-// goes out as OutcomeNone at its instant, which names no run going on,
-// still tells a node that knew nothing of it that the instant was taken,
-// and never takes back a running entry or an outcome (Outcome.progress).
-// What this node knows is not changed, nor what it keeps in its state file
-// (StateLedger): the leader that takes the run for interrupted is still the
-// one that concludes it (lapse, takeOver), this node's next process too. It is
-// so whether or not this node holds: the elector marks what it sends some
-// time after OnHolding, so a ledger that changed with the holding state
-// could go out marked in between. Must hold r.mu.
-func (r *Runner) toldLocked(e LedgerEntry) LedgerEntry {
-	if e.Outcome != OutcomeRunning || !r.ledBy(r.cfg.Node, e.Term) {
-		return e
-	}
-	if own, ok := r.own[e.JobID]; ok && own.Outcome == OutcomeRunning && oneRun(own, e) {
-		return e
-	}
-	e.Outcome = OutcomeNone
-	return e
+// startedLocked reports whether this node started the run e names, not
+// yet ended as far as it knows: it led its term. Must hold r.mu.
+func (r *Runner) startedLocked(e LedgerEntry) bool {
+	return e.Outcome == OutcomeRunning && r.leaderOfLocked(e.Term) == r.cfg.Node
+}
+
+// runsEntryLocked reports whether this process runs the run e names, a
+// running entry of one of its jobs (runsLocked). Must hold r.mu.
+func (r *Runner) runsEntryLocked(e LedgerEntry) bool {
+	j, _ := r.jobByLedgerID(e.JobID)
+	return j != nil && e.Outcome == OutcomeRunning && r.runsLocked(j, e)
 }
 
 // hearRuns files the finished runs a leader's ledger tells of in the
@@ -224,7 +229,7 @@ func (r *Runner) hearRuns(entries []LedgerEntry) {
 		}
 		r.history.Add(RunRecord{
 			Job: j.spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: e.Outcome,
-			Node: r.leaders[e.Term], Manual: manual, Heard: true, ExitCode: -1,
+			Node: r.leaderOfLocked(e.Term), Manual: manual, Heard: true, ExitCode: -1,
 		})
 	}
 }

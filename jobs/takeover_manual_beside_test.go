@@ -34,7 +34,7 @@ func TestManualRunDuringGatherDoesNotKeepADeadLeadersRunRunning(t *testing.T) {
 				m := Spec{Name: "m", Schedule: "0 * * * *", Shell: "x", RerunInterrupted: rerun, Overlap: OverlapAllow}
 				f := &fakeExec{behave: sleepFor(time.Minute, 0)}
 				b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{m}, Gather: 5 * time.Second,
-					HoldLapse: holdLapseForTest, LedBy: ledByParity}, f)
+					HoldLapse: holdLapseForTest}, f)
 				dead := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}
 				eb := newFakeElector(ctx, "b", b.Callbacks())
 				eb.follow("a", 1)
@@ -64,9 +64,10 @@ func TestManualRunDuringGatherDoesNotKeepADeadLeadersRunRunning(t *testing.T) {
 					assert.Equal(t, []string{rec.ScheduledAt.Format(time.RFC3339)}, f.scheduled("m"), "not run again")
 					sched.Outcome = OutcomeInterrupted
 				}
+				sched.Held = rerun // b runs the rerun
 				assert.Equal(t, sched, got[JobIDOf("m")])
-				assert.Equal(t, LedgerEntry{JobID: ManualJobIDOf("m"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 2},
-					got[ManualJobIDOf("m")], "the manual run goes on")
+				assert.Equal(t, LedgerEntry{JobID: ManualJobIDOf("m"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 2,
+					Held: true}, got[ManualJobIDOf("m")], "the manual run goes on, b's")
 				cancel()
 				require.NoError(t, b.Wait(context.Background()))
 			})
@@ -88,7 +89,7 @@ func TestLeaderWithAManualRunGoingConcludesADeadLeadersRun(t *testing.T) {
 					Overlap: OverlapAllow, OnLeaderLoss: LeaderLossFinish}
 				f := &fakeExec{behave: sleepFor(10*time.Minute, 0)}
 				a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{m}, Gather: 5 * time.Second,
-					HoldLapse: holdLapseForTest, LedBy: ledByParity}, f)
+					HoldLapse: holdLapseForTest}, f)
 				ea := newFakeElector(ctx, "a", a.Callbacks())
 				ea.lead(1)
 				time.Sleep(10 * time.Second)

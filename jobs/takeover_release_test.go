@@ -23,14 +23,14 @@ func TestTakeoverRecordsTheReleaseOfARunItConcludes(t *testing.T) {
 		t.Run(map[bool]string{false: "scheduled", true: "manual"}[manual], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
-				run := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}
+				run := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1, Held: true} // a runs it
 				if manual {
 					run.JobID, run.Instant = ManualJobIDOf("m"), minute(0).Add(10*time.Second)
 				}
 				ledger := Ledger{Entries: []LedgerEntry{run}}.Encode()
 				var cannot atomic.Bool
 				b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{{Name: "m", Schedule: "0 * * * *", Shell: "x"}},
-					Gather: 5 * time.Second, HoldLapse: holdLapseForTest, LedBy: ledByParity,
+					Gather: 5 * time.Second, HoldLapse: holdLapseForTest,
 					CanRun: func() bool { return !cannot.Load() }}, &fakeExec{})
 				eb := newFakeElector(ctx, "b", b.Callbacks())
 				eb.follow("a", 1)
@@ -49,7 +49,7 @@ func TestTakeoverRecordsTheReleaseOfARunItConcludes(t *testing.T) {
 				l, err := DecodeLedger(b.Ledger())
 				require.NoError(t, err)
 				interrupted := run
-				interrupted.Outcome = OutcomeInterrupted
+				interrupted.Outcome, interrupted.Held = OutcomeInterrupted, false
 				require.Contains(t, l.Entries, interrupted, "concluded at the takeover")
 
 				cannot.Store(false)

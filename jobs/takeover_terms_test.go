@@ -12,11 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ledByABC says a led term 1, b term 2 and c term 3.
-func ledByABC(term uint64, node string) bool {
-	return term >= 1 && term <= 3 && node == string(rune('a'+term-1))
-}
-
 // Two runs of one instant under different terms, with a hold on the older
 // (the takeover boundary of issue 22, item 11). a (term 1) ran 00:01:00
 // and, deposed, still runs it (finish) and says so; b (term 2) took a's
@@ -36,7 +31,7 @@ func TestTakeoverOfTwoRunsOfOneInstantHoldsTheOlder(t *testing.T) {
 					OnLeaderLoss: LeaderLossFinish, RerunInterrupted: true}
 				f, logs := &fakeExec{behave: sleepFor(150*time.Second, 0)}, &logSink{}
 				c := newTestRunnerCfg(t, RunnerConfig{Node: "c", Jobs: []Spec{spec}, Gather: 5 * time.Second,
-					HoldLapse: holdLapseForTest, LedBy: ledByABC, Logger: slog.New(logs)}, f)
+					HoldLapse: holdLapseForTest, Logger: slog.New(logs)}, f)
 				ec := newFakeElector(ctx, "c", c.Callbacks())
 				ec.follow("b", 2)
 				instant := minute(1)
@@ -47,8 +42,10 @@ func TestTakeoverOfTwoRunsOfOneInstantHoldsTheOlder(t *testing.T) {
 				require.NoError(t, c.AdoptLedgerFrom("b", false, Ledger{Entries: []LedgerEntry{bRun}}.Encode()))
 				var wg sync.WaitGroup
 				wg.Go(func() { // a holds its run until 00:03:30, then sends its outcome
+					held := aRun
+					held.Held = true // a runs it
 					for ctx.Err() == nil && time.Now().Before(minute(3).Add(30*time.Second)) {
-						require.NoError(t, c.AdoptLedgerFrom("a", true, Ledger{Entries: []LedgerEntry{aRun}}.Encode()))
+						require.NoError(t, c.AdoptLedgerFrom("a", true, Ledger{Entries: []LedgerEntry{held}}.Encode()))
 						time.Sleep(time.Second)
 					}
 					ok := aRun

@@ -41,9 +41,10 @@ type PeerPayload struct {
 	// for Ledger.
 	Term uint64
 	// Holding is set when the message carried FlagHolding: the sender,
-	// not leading, still runs the running entries of the terms it led.
-	// Any other message with a payload from the same sender says it runs
-	// none (a leader's runs are its own business).
+	// not leading, still runs the runs its payload names as its own (the
+	// job ledger marks them held, run by run; nothing is read from a
+	// term). Any other message with a payload from the same sender says it
+	// runs none (a leader's runs are its own business).
 	Holding bool
 	// Payload is the sender's application state; owned by the caller.
 	Payload []byte

@@ -138,8 +138,8 @@ const FlagClient uint8 = 1 << 1
 
 // FlagHolding is set on the Claim, Vote and Ledger messages of a node that
 // still runs jobs (SetHolding): typically a deposed leader whose
-// on_leader_loss: finish runs outlive its leadership. The running entries
-// of the terms it led, in the payload, are its own runs, still going; a
+// on_leader_loss: finish runs outlive its leadership. The runs its payload
+// names as its own (the job ledger marks them held) are still going; a
 // message of it without the flag says it runs none. A follower relaying a
 // pooled ledger sends it without the flag.
 const FlagHolding uint8 = 1 << 2

@@ -14,6 +14,9 @@ import "hash/fnv"
 // equal-priority nodes; see docs/protocol.md), even when a partition makes
 // both sides elect in the same round. That is what makes the term a usable fencing token without
 // quorum: of two overlapping leaders, storage can always tell which is newer.
+// The tag orders claims; it never identifies a node: nothing reads from a
+// term which node led it (two ids can share a tag), the job runner names
+// leaders from what it saw and a holder names its runs itself.
 const (
 	roundShift = 24
 	// MaxRound is the largest round a term can carry.
@@ -42,13 +45,6 @@ func NodeTag(id string) uint16 {
 	s := h.Sum32()
 	return uint16(s>>16) ^ uint16(s)
 }
-
-// ClaimedBy reports whether node id could have led term: the term carries
-// its tag. Two nodes share a tag about once in 65536 pairs, so a true
-// answer can name the wrong node; a false one is certain. The job runner
-// asks it to attribute the running entries of a holding node's ledger
-// (FlagHolding) to that node.
-func ClaimedBy(term uint64, id string) bool { return TermTag(term) == NodeTag(id) }
 
 // better reports whether claim/leadership a beats b: higher term, then
 // higher priority, then higher node id. Node id only decides between equal
