@@ -22,7 +22,7 @@ func TestScheduledAtIsUTC(t *testing.T) {
 	assert.Equal(t, "2026-07-01T00:30:00Z", env["LANLEADER_SCHEDULED_AT"])
 
 	r.exec = (&fakeExec{}).run
-	r.fire(t.Context(), 1, r.jobs[0], r.jobs[0].spec, time.Date(2026, 7, 1, 2, 30, 0, 0, berlin), false)
+	startRun(t, r, r.jobs[0], time.Date(2026, 7, 1, 2, 30, 0, 0, berlin), 1)
 	require.NoError(t, r.Wait(t.Context()))
 	assert.Contains(t, logs.String(), "scheduled_at=2026-07-01T00:30:00.000Z")
 	assert.NotContains(t, logs.String(), "+02:00")

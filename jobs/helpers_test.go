@@ -105,6 +105,16 @@ func newTestRunnerCfg(t *testing.T, cfg RunnerConfig, f *fakeExec) *Runner {
 	return r
 }
 
+// startRun starts j's run of instant under term at once, as step does
+// with a start that passed every check: for tests of what a run does.
+func startRun(t *testing.T, r *Runner, j *job, instant time.Time, term uint64) {
+	t.Helper()
+	r.mu.Lock()
+	ctx, rec := r.startLocked(t.Context(), j, j.spec, instant, term)
+	r.mu.Unlock()
+	go r.run(ctx, j, j.spec, rec)
+}
+
 // fakeElector drives a Runner's callbacks through the real Notifier, so the
 // ordering is exactly what every Elector delivers.
 type fakeElector struct {

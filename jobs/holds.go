@@ -188,18 +188,23 @@ func (r *Runner) holdUntil(j *job) time.Time {
 // their holder released without an outcome, while this node leads (after
 // the takeover decision): a run still running as far as this node knows is
 // interrupted at that point, and a scheduled one runs again if the job has
-// rerun_interrupted and the instant is still within misfire_grace. A
-// manual run is never run again. A hold that lapsed unrenewed on a run
-// that may still be going (quiet.go) is presumed until it can no longer
-// be, and ends then.
+// rerun_interrupted and the instant is still within misfire_grace: the
+// rerun becomes the loop's due start, which its next step makes. A manual
+// run is never run again. A hold that lapsed unrenewed on a run that may
+// still be going (quiet.go) is presumed until it can no longer be, and
+// ends then.
 func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 	type ended struct {
 		h      hold
 		e      LedgerEntry
 		manual bool
+		// rerun: made due; else, if dueAt is set, not: a later start was
+		// due already.
+		rerun bool
+		dueAt time.Time
 	}
 	var out []ended
-	// CanRun before r.mu, as fire does. A holder's word without the mark
+	// CanRun before r.mu, as step does. A holder's word without the mark
 	// that came as this node stopped leading can be the holder's own
 	// heartbeat as the new leader: its runs are then its own business, not
 	// ended, and the next takeover decides about them.
@@ -231,8 +236,15 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 		if !r.stillRunning(id, h.entry) {
 			continue // a later run started, or the outcome was heard
 		}
-		e := r.interruptLocked(j, h.entry, h.from)
-		out = append(out, ended{h: h, e: e, manual: id != j.id})
+		x := ended{h: h, e: r.interruptLocked(j, h.entry, h.from), manual: id != j.id}
+		if !x.manual && spec.RerunInterrupted && now.Sub(x.e.Instant) < graceOf(&spec) {
+			if j.pos.due.instant.IsZero() {
+				j.pos.due, x.rerun = dueStart{instant: x.e.Instant, rerun: true}, true
+			} else {
+				x.dueAt = j.pos.due.instant
+			}
+		}
+		out = append(out, x)
 	}
 	if len(out) > 0 {
 		r.ledgerChanged()
@@ -254,12 +266,13 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 			log.Warn(why + "; manual run interrupted")
 		case !spec.RerunInterrupted:
 			log.Warn(why + "; run interrupted, not running it again")
-		case late >= graceOf(&spec):
+		case x.rerun:
+			log.Warn(why + "; run interrupted, running it again (rerun_interrupted)")
+		case !x.dueAt.IsZero():
+			log.Warn(why+"; run interrupted, not running it again: a later start is due", "due", x.dueAt)
+		default:
 			log.Warn(why+"; run interrupted, too late to run it again (misfire_grace)",
 				"late", late, "misfire_grace", graceOf(&spec))
-		default:
-			log.Warn(why + "; run interrupted, running it again (rerun_interrupted)")
-			r.fire(ctx, term, j, spec, x.e.Instant, true)
 		}
 	}
 }

@@ -38,7 +38,7 @@ func newHTTPOnce(t *testing.T, spec Spec) (*Runner, *records) {
 // runOnce fires r's job once, now, and returns its record.
 func runOnce(t *testing.T, r *Runner, recs *records) RunRecord {
 	t.Helper()
-	r.fire(t.Context(), 1, r.jobs[0], r.jobs[0].spec, time.Now().Truncate(time.Second), false)
+	startRun(t, r, r.jobs[0], time.Now().Truncate(time.Second), 1)
 	require.NoError(t, r.Wait(t.Context()))
 	runs := recs.all()
 	require.Len(t, runs, 1)

@@ -2,9 +2,7 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"time"
 )
@@ -32,78 +30,41 @@ func (r *Runner) startLeading(ctx context.Context, term uint64) {
 	r.log.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(r.jobs), "gather", r.cfg.Gather)
 	for _, j := range r.jobs {
 		j.runCtx, j.stopRuns = context.WithCancel(ctx)
-		r.startLoopLocked(term, j, r.loopPlanLocked(j, now))
+		r.handOverDueLocked(j) // the last leadership's loop may not have ended yet
+		j.pos = position{}
+		r.takeUpLocked(j, now)
+		r.startLoopLocked(term, j)
 	}
 	r.ledgerChanged()
 }
 
-// loopPlanLocked returns the plan of a scheduling loop for j started at now
-// in the current leadership: at its start, or by a reload that added or
-// changed j. The leadership takes j over with its first loop (at the
-// leadership's start, or at the reload that added j). Until j's takeover is
-// decided, a loop started within the gathering window leaves the decision
-// to the window's end (decide), as the leadership's first loops do, so a
-// reload neither decides early, before the ledgers still on their way
-// arrive, nor drops the decision; after the window it is made now. Once it
-// is decided, a new loop (a changed job) takes the schedule up from now.
-// Must hold r.mu.
-func (r *Runner) loopPlanLocked(j *job, now time.Time) takeoverPlan {
-	if j.takeoverTerm != r.term {
-		j.takeoverTerm, j.takeover, j.decided = r.term, now, false
-	}
-	cursor := now
-	if e, ok := r.own[j.id]; ok && e.Instant.After(cursor) {
-		cursor = e.Instant // started already (the clock went back): not again
-	}
-	switch {
-	case j.decided:
-		return takeoverPlan{cursor: cursor}
-	case now.Before(r.gatherUntil):
-		return takeoverPlan{cursor: cursor, takeover: j.takeover, gatherUntil: r.gatherUntil}
-	}
-	plan := r.takeOver(j, j.takeover, now, r.term)
-	if cursor.After(plan.cursor) {
-		// A changed job whose old loop had not decided yet when the window
-		// ended: the instants since the takeover were that loop's.
-		plan.cursor = cursor
-	}
-	return plan
-}
-
 // startLoopLocked starts j's scheduling loop for leadership term, under
-// j.runCtx, replacing a loop already running. Must hold r.mu.
-func (r *Runner) startLoopLocked(term uint64, j *job, plan takeoverPlan) {
+// j.runCtx, from j's position, replacing a loop already running (which
+// decides nothing more: gen). Must hold r.mu.
+func (r *Runner) startLoopLocked(term uint64, j *job) {
 	if j.stopLoop != nil {
 		j.stopLoop()
 	}
 	j.gen++
+	def := loopDef{spec: j.spec, sched: j.sched, gen: j.gen}
+	if !j.pos.decided {
+		def.gatherUntil = r.gatherUntil
+	}
 	var loopCtx context.Context
 	loopCtx, j.stopLoop = context.WithCancel(j.runCtx)
 	r.wg.Add(1)
-	go r.loop(loopCtx, term, j, loopDef{spec: j.spec, sched: j.sched, gen: j.gen}, plan)
-}
-
-// loopDef is what a scheduling loop knows of its job, fixed at its start.
-type loopDef struct {
-	spec  Spec
-	sched Schedule
-	gen   int
+	go r.loop(loopCtx, term, j, def)
 }
 
 // takeoverPlan is what a new leadership does first for one job.
 type takeoverPlan struct {
-	// cursor is the last instant accounted for; the loop continues with
-	// sched.Next(cursor).
+	// cursor is the last instant accounted for; the schedule continues
+	// with sched.Next(cursor).
 	cursor time.Time
 	// runNow, if not zero, is an instant to start at once: a misfire run
 	// or the rerun of an interrupted run.
 	runNow time.Time
 	rerun  bool
-	// gatherUntil, if not zero, is the end of the gathering window: the
-	// decision about the instants up to takeover (when the leadership took
-	// the job over) waits for it (decide), runNow is not set yet.
-	gatherUntil time.Time
-	takeover    time.Time
 }
 
 // knownEntry returns the newest ledger entry for j from this node's own
@@ -130,7 +91,7 @@ func (r *Runner) knownEntry(j *job) (LedgerEntry, bool) {
 }
 
 // newestEntry returns the newest entry for j from any source (own or
-// heard), whether or not a truncated ledger left j out since: what fire
+// heard), whether or not a truncated ledger left j out since: what step
 // must never start again. Must hold r.mu.
 func (r *Runner) newestEntry(j *job) (LedgerEntry, bool) { return r.newestByID(j.id) }
 
@@ -166,8 +127,10 @@ func newer(a, b LedgerEntry) bool {
 // running is concluded too (concludeManualLocked). Must hold r.mu.
 func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPlan {
 	log := r.log.With("job", j.spec.Name, "term", term)
-	if j.takeoverTerm == term {
-		j.decided = true
+	up := takeover // where this leadership took the schedule up
+	if j.pos.term == term {
+		j.pos.decided = true
+		up = maxTime(up, j.pos.cursor) // added by a reload: from the reload
 	}
 	r.concludeManualLocked(j, now, log)
 	e, known := r.knownEntry(j)
@@ -176,9 +139,9 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 		// schedule was taken up, so that if this leadership ends before
 		// the first instant, the next leader knows the instants after it
 		// are missed ones (run-once), not never due.
-		r.setOwn(LedgerEntry{JobID: j.id, Instant: takeover.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term})
+		r.setOwn(LedgerEntry{JobID: j.id, Instant: up.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term})
 		delete(r.unknown, j.id)
-		return takeoverPlan{cursor: takeover}
+		return takeoverPlan{cursor: up}
 	}
 	plan := takeoverPlan{cursor: e.Instant}
 	h, held := r.heldLocked(j, now)
@@ -194,7 +157,7 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 			"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term, "until", h.until)
 	case held:
 		// Still going on the node that started it, deposed without
-		// stopping: not interrupted. Overlap applies to it (fire); its
+		// stopping: not interrupted. Overlap applies to it (step); its
 		// outcome is adopted when heard (so it is not made ours); if the
 		// hold lapses, lapse decides.
 		log.Info("jobs: previous leader's run still going on its node; overlap policy applies to it",
@@ -222,8 +185,24 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 	}
 
 	// Instants that fell due since the last one started: nobody ran them.
-	latest, n := latestDue(j.sched, e.Instant, takeover)
+	from, overtaken := e.Instant, false
+	if e.Term == term && e.Instant.After(takeover) {
+		// This leadership's own run of an instant after the takeover,
+		// started in the gathering window: the gap is counted from what
+		// the leadership took over, and that later run overtook it.
+		from, overtaken = r.takenOverInstantLocked(j), true
+		if from.IsZero() {
+			return plan // nothing taken over: a cold start
+		}
+	}
+	latest, n := latestDue(j.sched, from, takeover)
 	if n == 0 {
+		return plan
+	}
+	if overtaken {
+		j.skipped.Misfired += uint64(n)
+		log.Warn("jobs: instants missed during failover; overtaken by a later instant already started",
+			"scheduled_at", latest, "count", n, "started", e.Instant)
 		return plan
 	}
 	j.skipped.Misfired += uint64(n - 1) // older ones are coalesced into the latest
@@ -247,6 +226,20 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 			"scheduled_at", latest, "late", late)
 	}
 	return plan
+}
+
+// takenOverInstantLocked returns the newest instant of j the current
+// leadership took over: its own entry's when it took j up, or a peer's
+// (zero if none, or if a truncated ledger left j out). Must hold r.mu.
+func (r *Runner) takenOverInstantLocked(j *job) time.Time {
+	if r.unknown[j.id] {
+		return time.Time{}
+	}
+	from := j.pos.ownBefore
+	if p, ok := r.peer[j.id]; ok && p.Term != r.term {
+		from = maxTime(from, p.Instant)
+	}
+	return from
 }
 
 // concludeManualLocked is takeOver's rule for j's manual runs: the newest
@@ -348,206 +341,10 @@ func graceOf(spec *Spec) time.Duration {
 	return DefaultMisfireGrace
 }
 
-// loop schedules one job for one leadership until ctx ends. Instants come
-// from the schedule (sched.Next of the previous instant), never from when a
-// timer happened to fire, so each instant is considered exactly once.
-//
-// def is the job's definition as of the loop's start: a reload that changes
-// it stops this loop and starts another (Update).
-func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef, plan takeoverPlan) {
-	spec, sched, gen := def.spec, def.sched, def.gen
-	defer r.wg.Done()
-	defer func() {
-		r.mu.Lock()
-		if j.gen == gen {
-			j.next = time.Time{}
-		}
-		r.mu.Unlock()
-	}()
-	defer func() {
-		if p := recover(); p != nil {
-			r.log.Error("jobs: scheduling loop panicked; job stops until next leadership",
-				"job", spec.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-		}
-	}()
-	if !plan.runNow.IsZero() {
-		r.fire(ctx, term, j, spec, plan.runNow, plan.rerun)
-	}
-	var gather <-chan time.Time
-	if !plan.gatherUntil.IsZero() {
-		g := time.NewTimer(time.Until(plan.gatherUntil))
-		defer g.Stop()
-		gather = g.C
-	}
-	cursor := plan.cursor
-	for {
-		next := sched.Next(cursor)
-		if next.IsZero() && gather == nil {
-			r.log.Warn("jobs: schedule has no further instants", "job", spec.Name)
-			return
-		}
-		r.mu.Lock()
-		if j.gen == gen {
-			j.next = next
-		}
-		r.mu.Unlock()
-		var due, lapsed <-chan time.Time
-		var t, lt *time.Timer
-		if !next.IsZero() {
-			t = time.NewTimer(time.Until(next))
-			due = t.C
-		}
-		if until := r.holdUntil(j); !until.IsZero() && gather == nil {
-			// A run held elsewhere: look again when the hold may lapse.
-			lt = time.NewTimer(time.Until(until))
-			lapsed = lt.C
-		}
-		gathered, woken := false, false
-		select {
-		case <-ctx.Done():
-		case <-gather:
-			gathered = true
-		case <-due:
-		case <-lapsed:
-			woken = true
-		case <-j.holdWake:
-			woken = true
-		}
-		if t != nil {
-			t.Stop()
-		}
-		if lt != nil {
-			lt.Stop()
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		if gathered {
-			gather = nil
-			r.decide(ctx, term, j, spec, plan.takeover)
-			continue
-		}
-		if woken {
-			if gather == nil { // while gathering, the takeover decides
-				r.lapse(ctx, term, j, spec) // if it has lapsed; else wait again
-			}
-			continue
-		}
-		now := time.Now()
-		// Woken late (paused, overloaded): instants overtaken meanwhile
-		// are skipped, only the latest due one is considered.
-		if latest, n := latestDue(sched, next, now); n > 0 {
-			r.count(j, func(c *Counters) { c.Misfired += uint64(n) })
-			r.log.Warn("jobs: instants overtaken by a later one; skipped", "job", spec.Name,
-				"from", next, "count", n)
-			next = latest
-		}
-		cursor = next
-		if late := now.Sub(next); late >= graceOf(&spec) {
-			r.count(j, func(c *Counters) { c.Misfired++ })
-			r.log.Warn("jobs: instant too late to run (misfire_grace)", "job", spec.Name,
-				"scheduled_at", next, "late", late)
-			continue
-		}
-		r.fire(ctx, term, j, spec, next, false)
-	}
-}
-
-// decide makes the takeover decision for j at the end of the gathering
-// window and carries it out.
-func (r *Runner) decide(ctx context.Context, term uint64, j *job, spec Spec, takeover time.Time) {
-	r.mu.Lock()
-	if r.closed || ctx.Err() != nil {
-		r.mu.Unlock()
-		return
-	}
-	plan := r.takeOver(j, takeover, time.Now(), term)
-	r.ledgerChanged()
-	r.mu.Unlock()
-	if !plan.runNow.IsZero() {
-		r.fire(ctx, term, j, spec, plan.runNow, plan.rerun)
-	}
-}
-
 func (r *Runner) count(j *job, f func(*Counters)) {
 	r.mu.Lock()
 	f(&j.skipped)
 	r.mu.Unlock()
-}
-
-// fire starts the run of instant unless the guard or the overlap policy
-// says no. rerun marks the second run of an interrupted instant.
-func (r *Runner) fire(ctx context.Context, term uint64, j *job, spec Spec, instant time.Time, rerun bool) {
-	instant = instant.UTC() // one spelling of the key in ledger, logs and LANLEADER_SCHEDULED_AT
-	log := r.log.With("job", spec.Name, "scheduled_at", instant, "term", term)
-	if !r.mayAct() {
-		r.count(j, func(c *Counters) { c.Refused++ })
-		log.Warn("jobs: not starting: this node cannot currently act as leader")
-		return
-	}
-	r.mu.Lock()
-	if r.closed || ctx.Err() != nil {
-		r.mu.Unlock()
-		return
-	}
-	if r.draining {
-		j.skipped.Refused++
-		r.mu.Unlock()
-		log.Warn("jobs: not starting: lanleader is stopping")
-		return
-	}
-	if j.active > 0 && spec.Overlap == OverlapSkip {
-		j.skipped.Overlap++
-		r.mu.Unlock()
-		log.Warn("jobs: not starting: previous run still going (overlap: skip)")
-		return
-	}
-	// A rerun is held back too: by another run of the job under overlap:
-	// skip, and by another run of its very instant (one under an older
-	// term that a takeover found held) under any policy.
-	if h, held := r.heldLocked(j, time.Now()); held && (spec.Overlap == OverlapSkip || rerun && sameInstant(j, h.entry, instant)) {
-		j.skipped.Overlap++
-		r.mu.Unlock()
-		attrs := []any{"node", h.from, "running_scheduled_at", h.entry.Instant, "running_term", h.entry.Term}
-		switch {
-		case spec.Overlap != OverlapSkip:
-			log.Warn("jobs: not running it again: this instant is still going on another node", attrs...)
-		case h.presumed:
-			log.Warn("jobs: not starting: previous leader's run may still be going on its node (overlap: skip)",
-				append(attrs, "until", h.until)...)
-		default:
-			log.Warn("jobs: not starting: previous run still going on another node (overlap: skip)", attrs...)
-		}
-		return
-	}
-	if e, ok := r.newestEntry(j); ok && (rerun && e.Instant.After(instant) || !rerun && !instant.After(e.Instant)) {
-		// A ledger heard since the takeover (a deposed leader's, during
-		// the gathering window) names this instant or a later one; or a
-		// run of a later instant has started, which supersedes a rerun.
-		j.skipped.AlreadyStarted++
-		r.mu.Unlock()
-		log.Warn("jobs: not starting: this or a later instant already started", "ledger_instant", e.Instant, "ledger_term", e.Term)
-		return
-	}
-	r.runStartedLocked(j)
-	delete(r.unknown, j.id) // our own entry is now the latest word
-	r.own[j.id] = LedgerEntry{JobID: j.id, Instant: instant, Outcome: OutcomeRunning, Term: term}
-	j.schedRuns = append(j.schedRuns, r.own[j.id])
-	r.wg.Add(1)
-	r.runs.Add(1)
-	r.ledgerChanged()
-	r.mu.Unlock()
-	runCtx := j.runCtx // the job's, not the loop's: a reload's loop restart must not stop runs
-	if runCtx == nil {
-		runCtx = ctx // fired outside a leadership (tests)
-	}
-	go r.run(runCtx, j, spec, RunRecord{Job: spec.Name, RunID: newRunID(), ScheduledAt: instant, Term: term})
-}
-
-// sameInstant reports whether e is an entry of j's scheduled run of
-// instant.
-func sameInstant(j *job, e LedgerEntry, instant time.Time) bool {
-	return e.JobID == j.id && e.Instant.Equal(instant)
 }
 
 // ledgerChanged re-encodes the ledger and tells the elector. Must hold

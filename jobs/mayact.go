@@ -4,7 +4,7 @@ package jobs
 // (mayAct, RunnerConfig.CanRun: in udp mode it leads, its quorum lease
 // holds and it was not paused) lets it act, a leadership is under way here,
 // and lanleader is not stopping. Those are the checks every start makes
-// (fire, every attempt, Trigger, the rerun of a lapsed hold), so what an
+// (step, every attempt, Trigger, the rerun of a lapsed hold), so what an
 // application is told (/leader, `lanleader is-leader`, /status's may_act)
 // is what the runner would do. Safe to call from any goroutine.
 func (r *Runner) MayAct() bool {

@@ -38,13 +38,14 @@ func TestMayActIsTheStartCheck(t *testing.T) {
 		guard.Store(false) // paused, lease lost
 		assert.False(t, r.MayAct(), "the guard says no")
 		assert.Zero(t, runsIn(time.Minute))
-		assert.Equal(t, uint64(1), r.Snapshot()[0].Skipped.Refused)
+		assert.Zero(t, r.Snapshot()[0].Skipped.Refused, "00:02 waits for the guard, not counted yet")
 
 		guard.Store(true)
 		assert.True(t, r.MayAct())
 		require.NoError(t, r.Drain(context.Background()))
 		assert.False(t, r.MayAct(), "stopping")
 		assert.Zero(t, runsIn(time.Minute))
+		assert.Equal(t, uint64(2), r.Snapshot()[0].Skipped.Refused, "00:02 and 00:03, refused as stopping")
 
 		el.follow("n2", 3)
 		assert.False(t, r.MayAct(), "following")

@@ -134,7 +134,7 @@ type Runner struct {
 	leaderCtx context.Context
 	// gatherUntil is the end of the current leadership's gathering window
 	// (zero without one): loops a reload starts before it leave their
-	// takeover decision to it too (loopPlanLocked).
+	// takeover decision to it too (takeUpLocked).
 	gatherUntil time.Time
 	leader      election.LeaderInfo // last known leader
 	// leaders remembers which node led recent terms, to name the node of
@@ -179,22 +179,19 @@ type job struct {
 	stopRuns context.CancelFunc
 	stopLoop context.CancelFunc
 	gen      int
-	// takeover is when the leadership of takeoverTerm took j over (its
-	// start, or the reload that added j); decided, whether that takeover
-	// is decided (takeOver): a reload must neither drop nor repeat it.
-	takeoverTerm uint64
-	takeover     time.Time
-	decided      bool
+	// pos is where the job's schedule stands in the current leadership
+	// (position.go).
+	pos position
 
 	// holdWake tells the scheduling loop a hold appeared (holds.go).
 	holdWake chan struct{}
 
 	active  int        // runs in progress, scheduled and manual
-	next    time.Time  // next instant while leading, zero otherwise
+	next    time.Time  // the instant the loop waits for while leading, zero otherwise
 	last    *RunRecord // most recent finished run
 	skipped Counters
 
-	// schedRuns are this process's scheduled runs in progress, as fire
+	// schedRuns are this process's scheduled runs in progress, as step
 	// entered them in the ledger (runsScheduledLocked).
 	schedRuns []LedgerEntry
 }
@@ -203,7 +200,11 @@ type job struct {
 type Counters struct {
 	// Overlap: a previous run was still going (overlap: skip).
 	Overlap uint64 `json:"overlap"`
-	// Refused: CanRun said this node must not act as leader.
+	// Refused: this node could not act as leader (CanRun said no) until
+	// the instant was overtaken by a later one, too late, or left to the
+	// next leadership; or lanleader was stopping; or the run could not be
+	// recorded in the cluster (StartGate), or the guard said no right
+	// before its process would have started.
 	Refused uint64 `json:"refused"`
 	// Misfired: fell due while no node could run it and the misfire
 	// policy (or misfire_grace) said skip.

@@ -138,7 +138,7 @@ func (r *Runner) adoptLocked(l Ledger) {
 	}
 	if l.Truncated {
 		// Left out to fit: what its sender knows of these jobs is unknown.
-		// What this node heard before stays: it is still true, and fire
+		// What this node heard before stays: it is still true, and step
 		// must never start again an instant it names.
 		for _, j := range r.jobs {
 			if !named[j.id] {

@@ -25,7 +25,7 @@ var (
 // job's overlap policy applies across manual and scheduled runs; the
 // CanRun guard applies as to any start.
 func (r *Runner) Trigger(name string) (RunRecord, error) {
-	// CanRun before r.mu, as fire does: the elector takes its own lock.
+	// CanRun before r.mu, as step does: the elector takes its own lock.
 	if !r.mayAct() {
 		return RunRecord{}, ErrNotLeading
 	}

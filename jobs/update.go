@@ -18,18 +18,23 @@ func (u UpdateResult) Empty() bool {
 }
 
 // Update replaces the jobs with specs while the Runner keeps going: a
-// config reload. Jobs are matched by name. While this node leads:
+// config reload. Jobs are matched by name (matchJobs).
+// While this node leads:
+//   - a changed job's schedule goes on from where it stood, with the new
+//     definition: an instant its old schedule made due before the reload
+//     and its old loop had not started yet runs once, now, with the new
+//     definition; after that the new schedule's instants after the reload;
+//     its runs in progress go on as they started; a takeover decision still
+//     pending (within the gathering window) is made at the window's end,
+//     with the new definition;
 //   - an added job is scheduled at once, as at the start of a leadership
 //     (its ledger entry, if any leader ran it before, is honoured); within
 //     the gathering window its takeover decision waits for the window's
 //     end, as the other jobs' do;
-//   - a changed job's schedule restarts from now with the new definition;
-//     its runs in progress go on as they started; a takeover decision still
-//     pending (within the gathering window) is made at the window's end,
-//     with the new definition;
-//   - a removed job is no longer scheduled, and its runs in progress end
-//     as if leadership were lost (on_leader_loss: cancel stops them,
-//     finish lets them complete).
+//   - a removed job is no longer scheduled (an instant due before the
+//     reload that its loop had not started yet is not run, and the log
+//     says so), and its runs in progress end as if leadership were lost
+//     (on_leader_loss: cancel stops them, finish lets them complete).
 //
 // Counters, the last run and the ledger entry of a kept job carry over.
 // Invalid specs are refused with an error and change nothing.
@@ -45,37 +50,17 @@ func (r *Runner) Update(specs []Spec) (UpdateResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	leading := r.term != 0 && !r.closed && r.leaderCtx != nil && r.leaderCtx.Err() == nil
-	old := make(map[string]*job, len(r.jobs))
-	for _, j := range r.jobs {
-		old[j.spec.Name] = j
-	}
-	var res UpdateResult
-	list := make([]*job, 0, len(fresh))
-	var added []*job
-	for _, nj := range fresh {
-		oj, kept := old[nj.spec.Name]
-		if !kept {
-			res.Added = append(res.Added, nj.spec.Name)
-			added = append(added, nj)
-			list = append(list, nj)
-			continue
-		}
-		delete(old, nj.spec.Name)
-		list = append(list, oj)
-		if reflect.DeepEqual(oj.spec, nj.spec) {
-			continue
-		}
-		res.Changed = append(res.Changed, nj.spec.Name)
-		oj.spec, oj.sched = nj.spec, nj.sched
+	m := matchJobs(r.jobs, fresh)
+	for _, c := range m.changed {
+		old := c.old.sched
+		c.old.spec, c.old.sched = c.spec, c.sched
 		if leading {
-			r.startLoopLocked(r.term, oj, r.loopPlanLocked(oj, now))
+			r.takeUpLocked(c.old, now)
+			r.reloadLocked(c.old, old, now)
+			r.startLoopLocked(r.term, c.old)
 		}
 	}
-	for _, oj := range r.jobs {
-		if _, removed := old[oj.spec.Name]; !removed {
-			continue
-		}
-		res.Removed = append(res.Removed, oj.spec.Name)
+	for _, oj := range m.removed {
 		delete(r.byID, oj.id)
 		if oj.stopLoop != nil {
 			oj.stopLoop()
@@ -83,17 +68,89 @@ func (r *Runner) Update(specs []Spec) (UpdateResult, error) {
 		if oj.stopRuns != nil {
 			oj.stopRuns() // runs follow on_leader_loss: finish runs use stopCtx
 		}
+		if leading {
+			r.removedLocked(oj, now)
+		}
 	}
-	for _, nj := range added {
+	for _, nj := range m.added {
 		r.byID[nj.id] = nj
 		if leading {
 			nj.runCtx, nj.stopRuns = context.WithCancel(r.leaderCtx)
-			r.startLoopLocked(r.term, nj, r.loopPlanLocked(nj, now))
+			r.takeUpLocked(nj, now)
+			r.startLoopLocked(r.term, nj)
 		}
 	}
-	r.jobs = list
-	if leading && !res.Empty() {
+	r.jobs = m.list
+	if leading && !m.res.Empty() {
 		r.ledgerChanged()
 	}
-	return res, nil
+	return m.res, nil
+}
+
+// reloadMatch is how a reload's jobs relate to the running ones.
+type reloadMatch struct {
+	res UpdateResult
+	// list is the new job list, in the file's order: the running job for
+	// a kept name, the fresh one for an added name.
+	list []*job
+	// changed are kept jobs whose definition changed, with the new one.
+	changed []changedJob
+	added   []*job
+	removed []*job
+}
+
+type changedJob struct {
+	old   *job
+	spec  Spec
+	sched Schedule
+}
+
+// matchJobs matches the jobs of a reload (fresh) with the running ones,
+// by name.
+func matchJobs(running, fresh []*job) reloadMatch {
+	var m reloadMatch
+	old := make(map[string]*job, len(running))
+	for _, j := range running {
+		old[j.spec.Name] = j
+	}
+	for _, nj := range fresh {
+		oj, kept := old[nj.spec.Name]
+		if !kept {
+			m.res.Added = append(m.res.Added, nj.spec.Name)
+			m.added = append(m.added, nj)
+			m.list = append(m.list, nj)
+			continue
+		}
+		delete(old, nj.spec.Name)
+		m.list = append(m.list, oj)
+		if !reflect.DeepEqual(oj.spec, nj.spec) {
+			m.res.Changed = append(m.res.Changed, nj.spec.Name)
+			m.changed = append(m.changed, changedJob{old: oj, spec: nj.spec, sched: nj.sched})
+		}
+	}
+	for _, oj := range running {
+		if _, removed := old[oj.spec.Name]; removed {
+			m.res.Removed = append(m.res.Removed, oj.spec.Name)
+			m.removed = append(m.removed, oj)
+		}
+	}
+	return m
+}
+
+// removedLocked logs j, removed by a reload while leading, and the
+// instant its loop owed and had not started, if any: it is not run. Must
+// hold r.mu.
+func (r *Runner) removedLocked(j *job, now time.Time) {
+	d := j.pos.due
+	if d.instant.IsZero() && j.pos.term == r.term {
+		if latest, n := latestDue(j.sched, j.pos.cursor, now); n > 0 {
+			d.instant = latest
+		}
+	}
+	j.pos.due = dueStart{}
+	r.log.Info("jobs: job removed by reload", "job", j.spec.Name, "term", r.term, "running", j.active)
+	if !d.instant.IsZero() {
+		r.log.Warn("jobs: job removed by reload before its due instant started; not run",
+			"job", j.spec.Name, "scheduled_at", d.instant, "term", r.term, "rerun", d.rerun)
+	}
 }

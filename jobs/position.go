@@ -1,0 +1,124 @@
+package jobs
+
+import (
+	"context"
+	"time"
+)
+
+// position is where one job's schedule stands in the current leadership:
+// what its scheduling loop works from. It lives in the job, under
+// Runner.mu, not in the loop, so a loop that a reload rebuilds takes over
+// exactly where the old one stood, and an old loop replaced between its
+// timer firing and its taking the lock leaves that instant to the new one.
+// No loop plans from "now".
+type position struct {
+	// term is the leadership the position belongs to; a new leadership
+	// starts a new one from the ledger (takeUpLocked).
+	term uint64
+	// takeover is when that leadership began: the instants due up to it
+	// are the takeover's to decide (takeOver), once (decided). Until then,
+	// within the gathering window, the loop schedules only later ones.
+	takeover time.Time
+	decided  bool
+	// ownBefore is the instant of this node's own ledger entry when the
+	// leadership took the job up (zero if none): where the failover gap
+	// starts if the leadership's own runs overtake it before the decision.
+	ownBefore time.Time
+	// cursor is the newest instant accounted for: started, skipped with a
+	// logged reason, or made due. The loop waits for sched.Next(cursor).
+	cursor time.Time
+	// due is a start decided and not made yet (zero instant: none).
+	due dueStart
+}
+
+// dueStart is a start a scheduling loop owes: the takeover's misfire run
+// or rerun, a lapsed hold's rerun, an instant an old loop left behind at a
+// reload, or an instant the guard refused, asked about again every
+// guardRetry until this node can act, a later instant comes due, or
+// misfire_grace passes.
+type dueStart struct {
+	instant time.Time
+	// rerun marks the second run of an interrupted instant.
+	rerun bool
+	// refused: the guard said no (logged once).
+	refused bool
+}
+
+// guardRetry is how often a scheduling loop asks the guard again about a
+// start it refused: well within a claim window or a lease renewal, the
+// usual reasons a leader cannot act for a moment.
+const guardRetry = 100 * time.Millisecond
+
+// takeUpLocked makes j's position this leadership's, at now: at the
+// leadership's start, or when a reload adds j (the takeover of an added
+// job is the reload). Until the takeover is decided, a loop started within
+// the gathering window leaves the decision to the window's end (decide);
+// after the window it is made now. Must hold r.mu.
+func (r *Runner) takeUpLocked(j *job, now time.Time) {
+	if j.pos.term != r.term {
+		j.pos = position{term: r.term, takeover: now, cursor: now}
+		if e, ok := r.own[j.id]; ok {
+			j.pos.ownBefore = e.Instant
+			if e.Instant.After(now) {
+				j.pos.cursor = e.Instant // started already (the clock went back): not again
+			}
+		}
+	}
+	if !j.pos.decided && !now.Before(r.gatherUntil) {
+		r.applyLocked(j, r.takeOver(j, j.pos.takeover, now, r.term))
+	}
+}
+
+// applyLocked takes up a takeover's plan for j: the schedule goes on after
+// plan.cursor (never back), and plan.runNow becomes due. A start already
+// due (an instant after the takeover the guard refused in the gathering
+// window) is later than the plan's, which it overtakes. Must hold r.mu.
+func (r *Runner) applyLocked(j *job, plan takeoverPlan) {
+	if plan.cursor.After(j.pos.cursor) {
+		j.pos.cursor = plan.cursor
+	}
+	switch {
+	case plan.runNow.IsZero():
+	case j.pos.due.instant.IsZero():
+		j.pos.due = dueStart{instant: plan.runNow, rerun: plan.rerun}
+	default:
+		j.skipped.Misfired++
+		r.log.Warn("jobs: instant missed during failover; overtaken by a later instant not started yet",
+			"job", j.spec.Name, "scheduled_at", plan.runNow, "rerun", plan.rerun, "due", j.pos.due.instant)
+	}
+}
+
+// reloadLocked keeps j's position across a reload that changes j: the
+// instant its old schedule made due and its old loop had not decided yet
+// (a reload landing between a timer firing and the start) becomes due for
+// the new loop, which starts it with the new definition (of several, the
+// latest: it overtakes the others and a start already due); the new
+// schedule goes on from the reload. Must hold r.mu.
+func (r *Runner) reloadLocked(j *job, old Schedule, now time.Time) {
+	d, base := j.pos.due, maxTime(j.pos.due.instant, j.pos.cursor)
+	if latest, n := latestDue(old, base, now); n > 0 {
+		if d.instant.IsZero() { // the old loop's instant
+			base = old.Next(base)
+			d, n = dueStart{instant: base}, n-1
+			j.pos.due = d
+		}
+		if n > 0 {
+			for _, v := range r.overtakeLocked(j, old, d, base, latest, n) {
+				r.log.Log(context.Background(), v.level, v.msg, append([]any{"job", j.spec.Name}, v.attrs...)...)
+			}
+		}
+	}
+	if now.After(j.pos.cursor) {
+		j.pos.cursor = now
+	}
+}
+
+// accountLocked records that instant is decided (started, or skipped with
+// a logged reason): the due start is done and the schedule goes on after
+// it. Must hold r.mu.
+func (j *job) accountLocked(instant time.Time) {
+	j.pos.due = dueStart{}
+	if instant.After(j.pos.cursor) {
+		j.pos.cursor = instant
+	}
+}
