@@ -50,13 +50,17 @@ type dueStart struct {
 const guardRetry = 100 * time.Millisecond
 
 // takeUpLocked makes j's position this leadership's, at now: at the
-// leadership's start, or when a reload adds j (the takeover of an added
-// job is the reload). Until the takeover is decided, a loop started within
-// the gathering window leaves the decision to the window's end (decide);
-// after the window it is made now. Must hold r.mu.
+// leadership's start, or when a reload adds j. A job a reload adds is
+// taken over as one the leadership began with (its takeover is the
+// leadership's start): the takeover decides the instants due up to then,
+// from every ledger heard; the instants due between the leadership's start
+// and the reload are not run (the job was not configured then), so its
+// schedule goes on from the reload. Until the takeover is decided, a loop
+// started within the gathering window leaves the decision to the window's
+// end (decide); after the window it is made now. Must hold r.mu.
 func (r *Runner) takeUpLocked(j *job, now time.Time) {
 	if j.pos.term != r.term {
-		j.pos = position{term: r.term, takeover: now, cursor: now}
+		j.pos = position{term: r.term, takeover: r.leadStart, cursor: now}
 		if e, ok := r.own[j.id]; ok {
 			j.pos.ownBefore = e.Instant
 			if e.Instant.After(now) {

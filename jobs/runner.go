@@ -127,7 +127,8 @@ type Runner struct {
 	// draining is set by Drain: no run starts any more.
 	draining bool
 	term     uint64 // current leadership's term, 0 if not leading
-	// leadStart is when the current (or last) leadership started.
+	// leadStart is when the current (or last) leadership started: the
+	// takeover of every job, a job a reload adds included (takeUpLocked).
 	leadStart time.Time
 	// leaderCtx is the current leadership's context (valid while term > 0),
 	// for jobs a reload adds.

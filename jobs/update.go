@@ -18,7 +18,7 @@ func (u UpdateResult) Empty() bool {
 }
 
 // Update replaces the jobs with specs while the Runner keeps going: a
-// config reload. Jobs are matched by name (matchJobs).
+// config reload. Jobs are matched by name (matchJobs: a job's identity).
 // While this node leads:
 //   - a changed job's schedule goes on from where it stood, with the new
 //     definition: an instant its old schedule made due before the reload
@@ -27,17 +27,21 @@ func (u UpdateResult) Empty() bool {
 //     its runs in progress go on as they started; a takeover decision still
 //     pending (within the gathering window) is made at the window's end,
 //     with the new definition;
-//   - an added job is scheduled at once, as at the start of a leadership
-//     (its ledger entry, if any leader ran it before, is honoured); within
-//     the gathering window its takeover decision waits for the window's
-//     end, as the other jobs' do;
+//   - an added job is taken over as if the leadership had begun with it:
+//     its ledger entry, if any leader ran it before, is honoured (no
+//     instant it names runs again), the takeover decides the instants due
+//     up to the leadership's start (within the gathering window, at the
+//     window's end), and the instants due between the leadership's start
+//     and the reload are not run: its schedule starts at the reload;
 //   - a removed job is no longer scheduled (an instant due before the
 //     reload that its loop had not started yet is not run, and the log
 //     says so), and its runs in progress end as if leadership were lost
 //     (on_leader_loss: cancel stops them, finish lets them complete).
 //
-// Counters, the last run and the ledger entry of a kept job carry over.
-// Invalid specs are refused with an error and change nothing.
+// Each added and removed job is logged (an added one with its ledger entry
+// and first instant). Counters, the last run and the ledger entry of a
+// kept job carry over. Invalid specs are refused with an error and change
+// nothing.
 func (r *Runner) Update(specs []Spec) (UpdateResult, error) {
 	if err := ValidateAll(specs); err != nil {
 		return UpdateResult{}, fmt.Errorf("jobs: %w", err)
@@ -76,7 +80,7 @@ func (r *Runner) Update(specs []Spec) (UpdateResult, error) {
 		r.byID[nj.id] = nj
 		if leading {
 			nj.runCtx, nj.stopRuns = context.WithCancel(r.leaderCtx)
-			r.takeUpLocked(nj, now)
+			r.addedLocked(nj, m.renamedFrom[nj], now)
 			r.startLoopLocked(r.term, nj)
 		}
 	}
@@ -97,6 +101,9 @@ type reloadMatch struct {
 	changed []changedJob
 	added   []*job
 	removed []*job
+	// renamedFrom names, for an added job, a removed job with the same
+	// definition under another name: what the user most likely renamed.
+	renamedFrom map[*job]string
 }
 
 type changedJob struct {
@@ -105,10 +112,17 @@ type changedJob struct {
 	sched Schedule
 }
 
-// matchJobs matches the jobs of a reload (fresh) with the running ones,
-// by name.
+// matchJobs matches the jobs of a reload (fresh) with the running ones.
+// A job's identity is its name, and only its name: the name is the key of
+// its ledger entry (JobIDOf) on every node, of its history, counters,
+// metrics and logs. A kept name is the same job whatever else changed: its
+// schedule goes on from where it stood and no instant it ran runs again. A
+// renamed job is a new job: the old name is removed (its ledger entry
+// stays in the ledger, and comes back with the name), the new one added
+// with its own ledger entry, or none. Definitions are compared only to say
+// in the log that an added job looks like a removed one renamed.
 func matchJobs(running, fresh []*job) reloadMatch {
-	var m reloadMatch
+	m := reloadMatch{renamedFrom: map[*job]string{}}
 	old := make(map[string]*job, len(running))
 	for _, j := range running {
 		old[j.spec.Name] = j
@@ -134,7 +148,47 @@ func matchJobs(running, fresh []*job) reloadMatch {
 			m.removed = append(m.removed, oj)
 		}
 	}
+	for _, nj := range m.added {
+		for _, oj := range m.removed {
+			if sameDefinition(nj.spec, oj.spec) {
+				m.renamedFrom[nj] = oj.spec.Name
+				break
+			}
+		}
+	}
 	return m
+}
+
+// sameDefinition reports whether a and b are alike but for their names.
+func sameDefinition(a, b Spec) bool {
+	a.Name = b.Name
+	return reflect.DeepEqual(a, b)
+}
+
+// addedLocked takes up j, added by a reload, in the current leadership
+// and logs it: its ledger entry (the one it continues) or none, and its
+// first instant, or that the takeover decides at the gathering window's
+// end. Must hold r.mu.
+func (r *Runner) addedLocked(j *job, renamedFrom string, now time.Time) {
+	attrs := []any{"job", j.spec.Name, "term", r.term}
+	if renamedFrom != "" {
+		attrs = append(attrs, "renamed_from", renamedFrom)
+	}
+	if e, ok := r.newestEntry(j); ok {
+		attrs = append(attrs, "ledger_instant", e.Instant, "ledger_outcome", e.Outcome, "ledger_term", e.Term)
+	} else {
+		attrs = append(attrs, "ledger", "none: a new job")
+	}
+	r.takeUpLocked(j, now)
+	switch {
+	case !j.pos.decided:
+		attrs = append(attrs, "takeover", "decided when the gathering window ends")
+	case !j.pos.due.instant.IsZero():
+		attrs = append(attrs, "first_instant", j.pos.due.instant, "rerun", j.pos.due.rerun)
+	default:
+		attrs = append(attrs, "first_instant", j.sched.Next(j.pos.cursor))
+	}
+	r.log.Info("jobs: job added by reload", attrs...)
 }
 
 // removedLocked logs j, removed by a reload while leading, and the
