@@ -9,15 +9,16 @@ import (
 	"github.com/lanleader/lanleader/election/udp/protocol"
 )
 
-// prober runs the protocol's leader probes (protocol.Node.ProbeAt) on the
-// transport's Prober, one at a time, off the run loop: a probe waits for an
-// answer that a live leader never sends. Results come back on done and are
-// stepped into the node by the run loop.
+// prober checks, beside the protocol's PROBE of a silent leader, whether
+// the leader's port is closed (Prober: an ICMP port unreachable), one
+// check at a time, off the run loop: a check waits for an answer that a
+// live leader never sends. Results come back on done and are stepped into
+// the node by the run loop.
 type prober struct {
-	p    Prober // nil: the transport cannot probe; nothing is ever due
+	p    Prober // nil: the transport cannot check; only PROBE's answer counts
 	wait time.Duration
 	done chan probeResult
-	busy bool // a probe is in flight (run loop only)
+	busy bool // a check is in flight (run loop only)
 	wg   sync.WaitGroup
 }
 
@@ -31,27 +32,16 @@ func newProber(t Transport, wait time.Duration) *prober {
 	return &prober{p: p, wait: wait, done: make(chan probeResult, 1)}
 }
 
-// next returns when a probe is due, or the zero time (never).
-func (pr *prober) next(node *protocol.Node) time.Time {
-	if pr.p == nil {
-		return time.Time{}
-	}
-	return node.ProbeAt()
-}
-
-// start takes the probe due at now from node, if any, and runs it unless
-// one is still in flight. It must be called with the node's lock held.
-func (pr *prober) start(ctx context.Context, node *protocol.Node, now time.Time) {
-	if pr.p == nil {
-		return
-	}
-	req, ok := node.Probe(now)
-	if !ok || pr.busy {
+// start checks req's address unless a check is still in flight (one per
+// run of probes is enough: a closed port answers the first). It runs in
+// the run loop.
+func (pr *prober) start(ctx context.Context, req protocol.ProbeRequest) {
+	if pr.p == nil || pr.busy {
 		return
 	}
 	to, err := netip.ParseAddrPort(req.Addr)
 	if err != nil {
-		return // an address the transport did not produce (tests): no probe
+		return // an address the transport did not produce (tests): no check
 	}
 	pr.busy = true
 	pr.wg.Add(1)
@@ -62,12 +52,12 @@ func (pr *prober) start(ctx context.Context, node *protocol.Node, now time.Time)
 	}()
 }
 
-// stop waits for the probe in flight, which ctx's cancellation ends.
+// stop waits for the check in flight, which ctx's cancellation ends.
 func (pr *prober) stop() {
 	pr.wg.Wait()
 }
 
-// probed steps a probe's result into the node: "unreachable" makes it
+// probed steps a check's result into the node: "unreachable" makes it
 // suspect the leader at once.
 func (e *Elector) probed(r probeResult) {
 	e.probes.busy = false

@@ -110,7 +110,6 @@ func (e *Elector) onTimer() {
 		defer e.mu.Unlock()
 		now := e.clock.Now()
 		e.node.Tick(now)
-		e.probes.start(e.probeCtx, e.node, now)
 		return now
 	})
 }
@@ -303,6 +302,9 @@ func (e *Elector) flushOut(now time.Time, final bool) time.Time {
 		e.mu.Unlock()
 		if env.To != "" && known {
 			err = e.cfg.Transport.SendTo(b, to)
+			if env.Msg.Type == protocol.Probe {
+				e.probes.start(e.probeCtx, protocol.ProbeRequest{Leader: env.To, Term: env.Msg.Term, Addr: to.String()})
+			}
 		} else {
 			err = e.cfg.Transport.Broadcast(b)
 		}
@@ -324,15 +326,12 @@ func (e *Elector) currentStatus() election.Status {
 	return e.node.Status()
 }
 
-// nextTick is when the run loop must wake: the node's next deadline, or a
-// leader probe due earlier.
+// nextTick is when the run loop must wake: the node's next deadline (a
+// leader probe's included), or the quorum log's.
 func (e *Elector) nextTick() time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	next := e.node.NextTick()
-	if p := e.probes.next(e.node); !p.IsZero() && p.Before(next) {
-		next = p
-	}
 	if w := e.qlog.warnAt(e.cfg.Protocol.Timings().Promise); !w.IsZero() && w.Before(next) {
 		next = w
 	}

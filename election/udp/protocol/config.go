@@ -128,7 +128,7 @@ func DefaultLANConfig() Config {
 		MaxMisses: 10,
 		// At most one in a million heartbeat slots may look like a dead
 		// leader through loss alone: about 0.4 suspicions/follower/day.
-		LossTarget:  1e-6,
+		LossTarget:  defaultLossTarget,
 		ClaimWindow: 0, // min(10 ms, Interval/4): a few LAN round trips
 		BackoffMax:  0, // Interval/2 = 100 ms
 		// A tick one interval late means we were paused: re-listen.
@@ -221,6 +221,10 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// defaultLossTarget is DefaultLANConfig's LossTarget, also the probes'
+// target when LossTarget is unset (a fixed detector threshold).
+const defaultLossTarget = 1e-6
 
 // NewIncarnation builds an incarnation from the wall clock at process start
 // (Unix milliseconds) and 16 random bits: later starts get larger values,

@@ -42,6 +42,14 @@ const (
 	// TriggerAnswer is the leader's reply to a Trigger: Nonce echoed,
 	// Payload the application's answer. Only clients consume it.
 	TriggerAnswer Type = 10
+	// Probe is a follower's question to its leader, unicast, when a
+	// heartbeat is late: "are you alive?" (probe.go). Leader and Term
+	// name the leadership probed; Nonce numbers the probe.
+	Probe Type = 11
+	// ProbeAnswer is a leader's reply to a Probe of its leadership: Term
+	// its term, Nonce the probe's, Leader empty and no payload, so it is
+	// smaller than the probe.
+	ProbeAnswer Type = 12
 )
 
 // String returns the type's name as used in logs and metrics labels.
@@ -67,6 +75,10 @@ func (t Type) String() string {
 		return "trigger"
 	case TriggerAnswer:
 		return "trigger_answer"
+	case Probe:
+		return "probe"
+	case ProbeAnswer:
+		return "probe_answer"
 	default:
 		return fmt.Sprintf("type(%d)", uint8(t))
 	}

@@ -116,10 +116,8 @@ type Node struct {
 	// requests are the client Triggers accepted, for ClientRequests.
 	requests []ClientRequest
 
-	// Leader probes (unreachable.go): probes were handed out since the
-	// leader was last heard at probeLast.
-	probeLast time.Time
-	probes    int
+	// pr is this follower's probing of its leader (probe.go).
+	pr probeState
 	// beatLate is how much later than an interval the leader's recent
 	// heartbeats came (noteBeatGap): the probe's grace.
 	beatLate time.Duration
@@ -225,14 +223,21 @@ func (n *Node) nextDeadline() time.Time {
 		return n.claimUntil
 	}
 	if n.fstate == following {
+		if p := n.ProbeAt(); !p.IsZero() && p.Before(n.followDeadline()) {
+			return p
+		}
 		return n.followDeadline()
 	}
 	return n.waitUntil
 }
 
-// followDeadline is when a following node suspects its leader.
+// followDeadline is when a following node suspects its leader: the
+// detector's deadline, counted from a probe's answer too (probe.go).
 func (n *Node) followDeadline() time.Time {
 	d := n.det.Deadline()
+	if a := n.pr.alive.Add(n.det.Timeout()); a.After(d) {
+		d = a
+	}
 	if n.relistenUntil.After(d) {
 		return n.relistenUntil
 	}

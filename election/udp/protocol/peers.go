@@ -31,6 +31,10 @@ type peer struct {
 	// restart, so a lower incarnation is accepted ForgetPeerAfter after
 	// it, as from a peer silent that long.
 	resumed bool
+	// probeWindow starts the interval in which probeAnswers answers to
+	// this peer's probes were sent (probe.go).
+	probeWindow  time.Time
+	probeAnswers int
 }
 
 // admit applies the replay rules to a message from m.From and records it.

@@ -77,9 +77,16 @@ type Stats struct {
 	// LeaseLost counts leaderships ended because a majority stopped
 	// acknowledging (quorum mode).
 	LeaseLost uint64
-	// Probes counts probes of the leader's process handed to the caller
-	// (one per missed heartbeat interval).
-	Probes uint64
+	// Probes counts probes sent to this node's leader (probe.go);
+	// ProbeAnswers the answers that proved it alive; ProbeAnswersRefused
+	// answers ignored (not from the leader followed, or naming no probe
+	// outstanding: a replay).
+	Probes, ProbeAnswers, ProbeAnswersRefused uint64
+	// ProbesAnswered counts other nodes' probes this leader answered;
+	// ProbeAnswersLimited those over a sender's budget; ProbesNotOurs
+	// probes of another leadership (or received while not leading),
+	// not answered.
+	ProbesAnswered, ProbeAnswersLimited, ProbesNotOurs uint64
 	// LeaderUnreachable counts suspicions raised at once because a probe
 	// found the leader's port closed.
 	LeaderUnreachable uint64

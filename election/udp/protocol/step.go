@@ -57,6 +57,10 @@ func (n *Node) Step(now time.Time, m Message) {
 		n.stepVote(now, &m)
 	case Ack:
 		n.stepAck(&m)
+	case Probe:
+		n.stepProbe(now, &m)
+	case ProbeAnswer:
+		n.stepProbeAnswer(now, &m)
 	}
 }
 
@@ -100,6 +104,14 @@ func (n *Node) check(m *Message) DropReason {
 		}
 	case TriggerAnswer:
 		return DropUnsupported // for clients only
+	case Probe:
+		if m.Leader == "" || m.Nonce == 0 || TermRound(m.Term) == 0 {
+			return DropMalformed
+		}
+	case ProbeAnswer:
+		if m.Leader != "" || m.Nonce == 0 || len(m.Payload) > 0 || TermRound(m.Term) == 0 {
+			return DropMalformed
+		}
 	case Vote, Ack:
 		if !n.q.on() {
 			return DropUnsupported

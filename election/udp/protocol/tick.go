@@ -131,7 +131,7 @@ func (n *Node) tickOnce(now time.Time) bool {
 	switch n.fstate {
 	case following:
 		if now.Before(n.followDeadline()) {
-			return false
+			return n.tickProbe(now)
 		}
 		n.suspectSilence(now)
 	case waiting:

@@ -6,14 +6,12 @@ import (
 	"github.com/lanleader/lanleader/election"
 )
 
-// A follower that misses a heartbeat asks its caller to probe the leader's
-// process: the caller sends a datagram to the leader's unicast address on a
-// connected socket, and an ICMP "port unreachable" answer (ECONNREFUSED)
-// means nothing listens there any more: the process died while its host
-// stayed up. The follower then suspects at once (LeaderUnreachable) instead
-// of waiting out Misses × Interval. A host that is gone answers nothing, so
-// host loss still takes the detection floor. A forged ICMP error costs one
-// futile claim: a live leader answers claims and keeps its place.
+// A follower's probe of its leader (probe.go) goes to the leader's unicast
+// address on a connected socket, where the caller can see an ICMP "port
+// unreachable" answer (ECONNREFUSED): nothing listens there any more, the
+// process died while its host stayed up. The follower then suspects at
+// once (LeaderUnreachable). A forged ICMP error costs one futile claim: a
+// live leader answers claims and keeps its place.
 
 // ProbeRequest asks the caller to probe a leader's process.
 type ProbeRequest struct {
@@ -32,7 +30,7 @@ type ProbeRequest struct {
 // MinProbeGrace, within this bound: a live leader's timer and scheduling
 // jitter is well under a millisecond on a quiet host and milliseconds on a
 // busy one, whatever the interval. A probe of a live leader that was merely
-// late costs one datagram, which the leader's transport counts and drops.
+// late costs a datagram and its answer.
 func ProbeGrace(interval time.Duration) time.Duration {
 	return min(interval/4, maxProbeGrace)
 }
@@ -62,64 +60,12 @@ func (n *Node) noteBeatGap(gap time.Duration) {
 	}
 }
 
-// ProbeAt returns when the leader should next be probed, or the zero time if
-// no probe is due (not following a leader with a known address, every
-// interval until suspicion has been probed already, or quorum mode: there
-// the follower's own grant to the leader holds its claim back until about
-// when it would suspect anyway, and an early suspicion only added a
-// backoff draw after the grant; simulated 3-node kill at 50 ms, p50 154 ms
-// with probes, 145 ms without). One probe per missed
-// heartbeat interval, each probeGrace after the heartbeat was due, until
-// the suspicion deadline. Callers that probe add it to their timer; callers
-// that do not may ignore it (the node then suspects at the detection floor
-// as before).
-func (n *Node) ProbeAt() time.Time {
-	if n.quiet || n.q.on() || n.role != election.Follower || n.fstate != following || n.leader.Addr == "" {
-		return time.Time{}
-	}
-	last := n.det.Last()
-	k := 1
-	if last.Equal(n.probeLast) {
-		k = n.probes + 1
-	}
-	at := last.Add(time.Duration(k)*n.cfg.Interval + n.probeGrace())
-	if !at.Before(n.followDeadline()) {
-		return time.Time{}
-	}
-	return at
-}
-
-// Probe returns the probe due at now, if any, and records it as sent: the
-// next one is due an interval later, unless a heartbeat arrives first.
-func (n *Node) Probe(now time.Time) (ProbeRequest, bool) {
-	at := n.ProbeAt()
-	if at.IsZero() || now.Before(at) {
-		return ProbeRequest{}, false
-	}
-	last := n.det.Last()
-	if !last.Equal(n.probeLast) {
-		n.probeLast, n.probes = last, 0
-	}
-	// One probe stands for every slot now has reached (the caller may be
-	// late): the next is due in the slot after.
-	n.probes = max(1, int(now.Sub(last)-n.probeGrace())/int(n.cfg.Interval))
-	n.stats.Probes++
-	return ProbeRequest{Leader: n.leader.ID, Term: n.leader.Term, Addr: n.leader.Addr}, true
-}
-
 // LeaderUnreachable reports that the probe of leader id in term found its
 // port closed: the leader's process is gone. A follower of exactly that
-// leader suspects it at once. Every follower learns it within a few
-// milliseconds of the others (the same missed heartbeat, the same grace),
-// so a random draw would only add delay: the follower waits RankStep per
-// known peer that would win a claim against it (rankWait), and the best
-// one claims in this very call. Others yield to its claim on hearing it;
-// if they claim first anyway (they do not know one another, or the best
-// is dead too), the claim window settles it, as for any simultaneous
-// claims. In quorum mode (where ProbeAt asks for no probe) the
-// follower's promise to the dead leader holds its claim back anyway, and
-// the usual randomized backoff applies. An
-// answer about another leader or term (the follower has moved on
+// leader suspects it at once and claims by rank (leaderGone). In quorum
+// mode (which does not probe) the follower's promise to the dead leader
+// holds its claim back anyway, and the usual randomized backoff applies.
+// An answer about another leader or term (the follower has moved on
 // meanwhile) is counted and ignored.
 func (n *Node) LeaderUnreachable(now time.Time, id string, term uint64) {
 	now = n.enter(now)
@@ -133,10 +79,7 @@ func (n *Node) LeaderUnreachable(now time.Time, id string, term uint64) {
 		n.backOff(now, 0)
 		return
 	}
-	n.suspect(now, n.rankWait(id))
-	if !n.waitUntil.After(now) {
-		n.campaign(now, false)
-	}
+	n.leaderGone(now)
 }
 
 // suspectSilence gives up on a leader that was silent until the detector's

@@ -225,6 +225,8 @@ func TestSilenceWaitsGraceThenRank(t *testing.T) {
 	n, err := NewNode(testConfig("a", 100, 1), t0)
 	require.NoError(t, err)
 	last := followBeats(t, n, t0.Add(time.Second), []time.Duration{0, 0})
+	n.leader.Addr = ""                          // no address to probe: silence alone decides
+	n.Tick(last)                                // takes up the schedule without probes
 	n.peers["zz-better"] = &peer{priority: 200} // one peer whose claim beats ours
 	n.Ready()
 	deadline := n.NextTick()

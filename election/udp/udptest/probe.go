@@ -1,22 +1,16 @@
 package udptest
 
 import (
-	"time"
-
 	"github.com/lanleader/lanleader/election/udp/protocol"
 )
 
-// Leader probes in the simulator (Options.Probes): a node's probe of a
-// leader whose process crashed while its host stays up is answered, one
-// round trip later, by "port unreachable" (LeaderUnreachable), as a real
-// host's kernel answers with ICMP. A live leader, a paused one, and a host
-// that is down (HostDown) answer nothing; a cut link carries no answer.
-
-// probeState is one node's pending probe event.
-type probeState struct {
-	gen uint64
-	at  time.Time
-}
+// Leader probes in the simulator: every node's PROBE is delivered like
+// any message, and a live leader answers it. With Options.Probes, a PROBE
+// to a leader whose process crashed while its host stays up is also
+// answered, one round trip later, by "port unreachable"
+// (LeaderUnreachable), as a real host's kernel answers with ICMP. A
+// paused leader and a host that is down (HostDown) answer nothing; a cut
+// link carries no answer.
 
 // HostDown crashes id and takes its host off the network: unlike Crash,
 // probes of it go unanswered, as when a host loses power or its cable.
@@ -40,45 +34,13 @@ func (s *Sim) Unreachable(id, leader string, term uint64) {
 	s.after(sn)
 }
 
-// scheduleProbe (re)schedules sn's next probe event.
-func (s *Sim) scheduleProbe(sn *simNode) {
+// answerProbe delivers "unreachable" to sn if req's leader's process is down
+// while its host is up and the link both ways is open (Options.Probes).
+func (s *Sim) answerProbe(sn *simNode, req protocol.ProbeRequest) {
 	if !s.opts.Probes {
 		return
 	}
-	at := sn.n.ProbeAt()
-	if at.IsZero() || at.Equal(sn.probe.at) {
-		return
-	}
-	sn.probe.gen++
-	sn.probe.at = at
-	at = s.toSim(sn, at)
-	if at.Before(s.now) {
-		at = s.now
-	}
-	s.push(&event{at: at, kind: evProbe, node: sn.id, gen: sn.probe.gen})
-}
-
-// handleProbe runs a due probe of sn and schedules its answer.
-func (s *Sim) handleProbe(e *event) {
-	sn := s.nodes[e.node]
-	if !sn.up || e.gen != sn.probe.gen {
-		return
-	}
-	sn.probe.at = time.Time{} // Resume's after() schedules it again
-	if sn.paused {
-		return
-	}
-	req, ok := sn.n.Probe(s.nodeNow(sn))
-	if ok {
-		s.Counters.Probes++
-		s.answerProbe(sn, req)
-	}
-	s.after(sn)
-}
-
-// answerProbe delivers "unreachable" to sn if req's leader's process is down
-// while its host is up and the link both ways is open.
-func (s *Sim) answerProbe(sn *simNode, req protocol.ProbeRequest) {
+	s.Counters.Probes++
 	target := s.nodes[req.Leader]
 	if target == nil || target.up || target.hostDown || s.cut[sn.id][req.Leader] || s.cut[req.Leader][sn.id] {
 		return

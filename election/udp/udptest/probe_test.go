@@ -148,8 +148,9 @@ func TestProbeStaleAnswerIgnored(t *testing.T) {
 }
 
 // TestProbeOnePerMissedInterval: while the leader is silent (paused, so its
-// host stays up and answers nothing), a follower probes once per missed
-// interval until it suspects, not once per tick.
+// host stays up and answers nothing), a follower sends MinProbes probes (on
+// a loss-free link) per missed interval until it suspects, not one per
+// tick.
 func TestProbeOnePerMissedInterval(t *testing.T) {
 	c := probeBase()
 	s := New(Options{Seed: 3, Base: c, Link: LAN, Probes: true}, "a", "b")
@@ -164,7 +165,7 @@ func TestProbeOnePerMissedInterval(t *testing.T) {
 	s.Run(time.Duration(c.Misses)*c.Interval + c.Interval/2)
 	probes := s.Node(f).Stats().Probes - before
 	// Misses-1 slots lie between the first missed heartbeat and suspicion.
-	assert.Equal(t, uint64(c.Misses-1), probes)
+	assert.Equal(t, uint64((c.Misses-1)*protocol.MinProbes), probes)
 	assert.Zero(t, s.Node(f).Stats().LeaderUnreachable)
 }
 

@@ -13,7 +13,6 @@ const (
 	evDeliver eventKind = iota
 	evTick
 	evFunc
-	evProbe
 	// evWake is a resumed node's next wake step (Sim.Resume).
 	evWake
 )

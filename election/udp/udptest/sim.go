@@ -58,8 +58,8 @@ type Options struct {
 	Trace bool
 	// TraceLimit keeps only the last TraceLimit lines; 0 means 5000.
 	TraceLimit int
-	// Probes serves the nodes' leader probes (probe.go): a crashed
-	// leader's host answers "unreachable", as a real kernel does.
+	// Probes makes a crashed leader's host answer the nodes' leader
+	// probes with "unreachable", as a real kernel does (probe.go).
 	Probes bool
 	// Drift: each host's clock runs at a rate drawn uniformly in
 	// [1, 1+Drift] of sim time (0.2: the documented 20 %). ClockRates sets
@@ -111,9 +111,8 @@ type simNode struct {
 	// while down. callbacks records what every life was told.
 	app       *app
 	callbacks []CallbackEvent
-	// probe is the pending probe event; hostDown says a crash took the
-	// host down too (probes go unanswered).
-	probe    probeState
+	// hostDown says a crash took the host down too (probes go
+	// unanswered, no "unreachable").
 	hostDown bool
 	// file is the node's state file (Options.StateFiles).
 	file stateFile
@@ -167,7 +166,7 @@ type Counters struct {
 	Delivered, Dropped int
 	// Events counts processed events.
 	Events int
-	// Probes counts leader probes sent (Options.Probes).
+	// Probes counts leader probes sent (with Options.Probes).
 	Probes int
 }
 
@@ -272,7 +271,7 @@ func (s *Sim) boot(sn *simNode) {
 	}
 	sn.n, sn.up, sn.paused, sn.buffered, sn.waking, sn.asleep = n, true, false, nil, nil, false
 	s.bootState(sn)
-	sn.hostDown, sn.probe = false, probeState{gen: sn.probe.gen + 1}
+	sn.hostDown = false
 	sn.lastRole, sn.lastTerm, sn.maxTerm = election.Follower, 0, 0
 	s.bootApp(sn)
 	s.logf("%s start inc=%d", sn.id, sn.inc)
@@ -296,13 +295,15 @@ func (s *Sim) after(sn *simNode) {
 		}
 		s.push(&event{at: at, kind: evTick, node: sn.id, gen: sn.gen})
 	}
-	s.scheduleProbe(sn)
 	s.observe(sn)
 	s.notify(sn)
 }
 
 // send schedules the deliveries of one envelope.
 func (s *Sim) send(from string, e protocol.Envelope) {
+	if e.Msg.Type == protocol.Probe {
+		s.answerProbe(s.nodes[from], protocol.ProbeRequest{Leader: e.To, Term: e.Msg.Term})
+	}
 	if s.opts.Trace {
 		s.logf("%s send %s to=%q term=%x seq=%d succ=%q", from, e.Msg.Type, e.To, e.Msg.Term, e.Msg.Seq, e.Msg.Successor)
 	}
@@ -412,8 +413,6 @@ func (s *Sim) handle(e *event) {
 		if sn.up && e.gen == sn.wakes && len(sn.waking) > 0 {
 			s.wake(sn)
 		}
-	case evProbe:
-		s.handleProbe(e)
 	case evDeliver:
 		sn := s.nodes[e.node]
 		if !sn.up {

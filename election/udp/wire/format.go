@@ -59,7 +59,7 @@ func knownType(t protocol.Type) bool {
 	switch t {
 	case protocol.Heartbeat, protocol.Claim, protocol.Resign, protocol.Query,
 		protocol.Answer, protocol.Vote, protocol.Ack, protocol.Ledger,
-		protocol.Trigger, protocol.TriggerAnswer:
+		protocol.Trigger, protocol.TriggerAnswer, protocol.Probe, protocol.ProbeAnswer:
 		return true
 	}
 	return false
