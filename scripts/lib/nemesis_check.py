@@ -80,10 +80,16 @@ SKIPS = {
     "jobs: not starting: could not record the run in the cluster first": "commit failed",
     "jobs: not starting: lanleader is stopping": "stopping",
     "jobs: not starting: this node cannot currently act as leader": "refused",
+    "jobs: not started: this node could not act as leader before a later instant came due": "refused until a later instant",
+    "jobs: not started: this node could not act as leader within misfire_grace": "refused past misfire_grace",
+    "jobs: job removed by reload before its due instant started; not run": "removed by reload",
+    "jobs: instant missed during failover; overtaken by a later instant not started yet": "misfire overtaken",
+    "jobs: instants missed during failover; overtaken by a later instant already started": "misfire overtaken",
 }
 MISFIRE = ("jobs: instant missed during failover; running it once now (misfire: run-once)",
            "jobs: instant missed during failover; skipped (misfire: skip)",
-           "jobs: instant missed during failover; too late to run (misfire_grace)")
+           "jobs: instant missed during failover; too late to run (misfire_grace)",
+           "jobs: instants missed during failover; overtaken by a later instant already started")
 RERUN = "jobs: previous leader's run was interrupted; running it again (rerun_interrupted)"
 OVERTAKEN = "jobs: instants overtaken by a later one; skipped"
 FINISH = {name for name, j in JOBS.items() if "on_leader_loss: finish" in j[4]}

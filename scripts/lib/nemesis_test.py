@@ -144,6 +144,29 @@ class CheckerTest(unittest.TestCase):
         self.assertNotIn("refused by the guard", out)
         self.assertIn("skipped: overlap 1", out)
 
+    def test_a_refusal_decided_later_accounts_for_an_instant(self):
+        # The guard refused 10 (kept due), then 11 came due first; a
+        # takeover's gap instants overtaken by a run in its window.
+        r = Run()
+        for s in (T0 + 10, T0 + 14, T0 + 15):
+            r.drop(s)
+        r.log("n1", (T0 + 10) * 1000 + 1,
+              "jobs: not starting yet: this node cannot currently act as leader; trying again until it can",
+              job=JOB, scheduled_at=iso(T0 + 10))
+        rc, out = r.check()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("MISSING (neither run nor logged skipped): 3", out)
+        r.log("n1", (T0 + 11) * 1000 + 1,
+              "jobs: not started: this node could not act as leader before a later instant came due",
+              job=JOB, scheduled_at=iso(T0 + 10))
+        r.log("n1", (T0 + 16) * 1000 + 1,
+              "jobs: instants missed during failover; overtaken by a later instant already started",
+              job=JOB, scheduled_at=iso(T0 + 15), count=2)
+        rc, out = r.check()
+        self.assertEqual(rc, 0, out)
+        self.assertIn("skipped: refused until a later instant 1", out)
+        self.assertIn("skipped: misfire overtaken 1", out)
+
     def test_instant_started_twice(self):
         r = Run()
         r.log("n2", (T0 + 12) * 1000, "became leader", term=6)
