@@ -28,11 +28,13 @@ type commitWait struct {
 // trip, so any leader elected after this one hears it in a vote. It returns
 // ErrNotCommitted (wrapped) if this node does not lead, stops leading, may
 // not act as leader when the acknowledgements are in (its lease ended: it
-// stalled), or no majority acknowledges within the promise period
-// (PromiseMisses × Interval), and ctx.Err() if ctx ends first. The job runner calls it,
-// through its StartGate, after recording a run and before starting it.
+// stalled), or no majority acknowledges within the longest promise
+// period (Timings.MaxPromise: on a lossy link the promises, and so the
+// leases, grow that long), and ctx.Err() if ctx ends first. The job
+// runner calls it, through its StartGate, after recording a run and
+// before starting it.
 func (e *Elector) Commit(ctx context.Context) error {
-	wait := e.cfg.Protocol.Timings().Promise
+	wait := e.cfg.Protocol.Timings().MaxPromise
 	w := &commitWait{deadline: e.clock.Now().Add(wait), done: make(chan error, 1)}
 	select {
 	case e.commits <- w:

@@ -75,8 +75,8 @@ func (e *Elector) logQuorum(now time.Time) {
 	}
 }
 
-// logTiming logs when the set of nodes whose promise differs from this
-// node's changes: a WARN naming them and their promises, or an INFO once
+// logTiming logs when the set of nodes whose promise this node's config
+// would never make changes: a WARN naming them and their promises, or an INFO once
 // none differs any more. Their votes and acks are heard only by the node
 // they answer, so it is the leader (or a candidate) that says it.
 func (e *Elector) logTiming(q protocol.QuorumStatus) {
@@ -89,12 +89,22 @@ func (e *Elector) logTiming(q protocol.QuorumStatus) {
 	if d == w.differing {
 		return
 	}
+	promises := promiseRange(q)
 	switch {
 	case d != "":
-		e.log.Warn(fmt.Sprintf("timing differs: %s; this node promises %v; each lease follows the shortest promise granted, so leases are shorter and leaders heartbeat faster than configured: set the same interval and misses on every node", d, q.Promise),
-			slog.Any("nodes", parts), slog.Duration("promise", q.Promise))
+		e.log.Warn(fmt.Sprintf("timing differs: %s; this node's interval and misses promise %s; each lease follows the shortest promise granted, so leases are shorter and leaders heartbeat faster than configured: set the same interval and misses on every node", d, promises),
+			slog.Any("nodes", parts), slog.String("promise", promises))
 	case w.differing != "":
-		e.log.Info(fmt.Sprintf("timing agrees again: no node heard lately promises other than %v", q.Promise), slog.Duration("promise", q.Promise))
+		e.log.Info(fmt.Sprintf("timing agrees again: no node heard lately promises other than %s", promises), slog.String("promise", promises))
 	}
 	w.differing = d
+}
+
+// promiseRange says what this node's config promises: one duration, or
+// the range an adaptive promise moves in ("600ms to 2s").
+func promiseRange(q protocol.QuorumStatus) string {
+	if q.MinPromise == q.MaxPromise {
+		return q.MinPromise.String()
+	}
+	return fmt.Sprintf("%v to %v", q.MinPromise, q.MaxPromise)
 }

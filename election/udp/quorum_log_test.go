@@ -98,6 +98,8 @@ func TestClusterSizeTooSmallIsAnError(t *testing.T) {
 // TestDifferingTimingIsWarnedOncePerChange: a node of three runs at half
 // the others' interval (a rolling change half done). The node its grants
 // reach says so at WARN, naming it and its promise — once, not per packet.
+// The fast node does not name the others: their promise is one loss could
+// have made its own adaptive promise grow to.
 func TestDifferingTimingIsWarnedOncePerChange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		logs, led := runQuorumNodes(t, 3, 3, 10*time.Second, func(i int, pc *protocol.Config) {
@@ -112,11 +114,10 @@ func TestDifferingTimingIsWarnedOncePerChange(t *testing.T) {
 				continue
 			}
 			assert.Contains(t, line, "level=WARN")
-			if strings.Contains(line, "node=n3") {
-				assert.Regexp(t, `timing differs: (n1 promises 600ms|n2 promises 600ms|n1 promises 600ms, n2 promises 600ms); this node promises 300ms`, line)
-			} else {
-				assert.Contains(t, line, "timing differs: n3 promises 300ms; this node promises 600ms")
-			}
+			// n3 (300 ms to 1 s) could promise 600 ms itself, on a lossy
+			// link: it names nobody; the others name it.
+			assert.NotContains(t, line, "node=n3")
+			assert.Contains(t, line, "timing differs: n3 promises 300ms; this node's interval and misses promise 600ms to 2s")
 			what := line[strings.Index(line, "level="):]
 			assert.False(t, seen[what], "said again without a change: %s", what)
 			seen[what] = true

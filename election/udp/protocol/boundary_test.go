@@ -28,7 +28,7 @@ func TestFollowerTakesUpItsLeadersNewTermWithoutAClaim(t *testing.T) {
 			f.Ready()
 			now := t0
 			if quorum { // let the start-up grant run out, so f acks
-				now = now.Add(c.Timings().Promise)
+				now = now.Add(c.Timings().MaxPromise)
 			}
 			for seq := uint64(1); seq <= 3; seq++ {
 				now = now.Add(c.Interval)

@@ -63,14 +63,14 @@ type Config struct {
 	// lower priority (VRRP preemption). Off by default: a better node that
 	// joins follows the sitting leader, which avoids needless failovers.
 	Preempt bool
-	// ClusterSize turns on quorum mode when positive: the number of nodes
-	// in the cluster. A claim then needs VOTEs from a majority
-	// (ClusterSize/2+1, the claimant included), a leader may act only while
-	// a majority ACKs its heartbeats (its lease), and a node that voted or
-	// acked will not vote for another claim for Misses×Interval. The
-	// minority side of a partition then has no leader at all. 0 (default):
-	// no quorum, a leader per connected side. Preempt is not supported
-	// with quorum.
+	// ClusterSize turns on quorum mode when positive: the number of
+	// voters in the cluster. A claim then needs VOTEs
+	// from a majority (ClusterSize/2+1, the claimant included), a leader
+	// may act only while a majority ACKs its heartbeats (its lease), and a
+	// node that voted or acked will not vote for another claim for its
+	// promise (PromiseMisses). The minority side of a partition then has
+	// no leader at all. 0: no quorum, a leader per connected side. Preempt
+	// is not supported with quorum.
 	ClusterSize int
 	// SelfEcho says the transport delivers this node's own broadcasts back
 	// to it (a broadcast socket on Linux does). The node then knows when
@@ -78,11 +78,13 @@ type Config struct {
 	// come back, and a leader that hears none of its own heartbeats for
 	// Misses intervals steps down. Off: nothing is assumed.
 	SelfEcho bool
-	// PromiseMisses (quorum mode): a VOTE or ACK binds the voter for
-	// PromiseMisses × Interval, and a leader's lease is 4/5 of that from the
-	// send time of the heartbeat a majority acked. Zero means Misses. Larger
-	// values keep the lease through more lost acks (needed above ~10 %
-	// loss) and delay failover by the same amount.
+	// PromiseMisses (quorum mode): a VOTE or ACK binds the voter for at
+	// least PromiseMisses × Interval, and a leader's lease is 4/5 of what
+	// a majority promised, from the send time of the heartbeat it acked.
+	// On a lossy link the promise adapts, like the detector's threshold,
+	// up to max(PromiseMisses, MaxMisses) intervals with target LossTarget
+	// (quorum_promise.go), so loss lengthens failover instead of ending
+	// leases. Zero means Misses. PromiseMisses ≥ MaxMisses fixes it.
 	PromiseMisses int
 	// GatherWindow is how long a new leader gathers its peers' ledgers
 	// (Ledger messages, and the payloads of claims, votes and a deposed
@@ -137,7 +139,7 @@ func DefaultLANConfig() Config {
 		ForgetPeerAfter: 30 * time.Second, // accept a peer's older incarnation after 30 s of silence
 		MaxPeers:        256,              // replay table entries
 		ClusterSize:     0,                // no quorum: no store, no fixed membership
-		PromiseMisses:   0,                // quorum promise/lease = Misses intervals
+		PromiseMisses:   0,                // quorum promise: Misses intervals, up to MaxMisses under loss
 	}
 }
 

@@ -21,40 +21,47 @@ import (
 // node that VOTEs for a claim or ACKs a heartbeat grants (term, candidate)
 // and, on its own clock, grants nothing to anyone else for its promise P_i
 // from that moment; the VOTE or ACK says P_i (Message.Promise), and a
-// grant never shortens one in force. Each grant i answered something the
-// leader sent at s_i (its clock), so it supports the lease until
+// grant never shortens one in force. P_i adapts to the loss the node
+// measures (quorum_promise.go), so it differs between nodes and between
+// grants of one node. Each grant i answered something the leader sent at
+// s_i (its clock), so it supports the lease until
 //
-//	e_i = s_i + 4/5 × min(P_i, P)
+//	e_i = s_i + 4/5 × P_i
 //
-// where P is the leader's own promise: a candidate grants itself, and its
-// claim or leadership counts as one more grant of P (a grant that does not
-// say its P_i, from an older node, counts as P too). The lease holds until
-// the latest t such that a majority, the leader included, has grants with
-// e_i ≥ t: the (majority-1)-th latest e_i of distinct granters. Any
-// majority that could elect a rival shares a node i with that majority;
-// i answered after s_i and grants no rival until s_i + P_i on its own
+// (a grant that does not say P_i, from an older node, counts as the
+// leader's shortest promise, and one longer than the leader's longest
+// counts as that). The lease holds until the latest t such that a
+// majority, the leader included, has grants with e_i ≥ t: the
+// (majority-1)-th latest e_i of distinct granters. Any majority that could
+// elect a rival shares a node i with that majority. If i is another node,
+// it answered after s_i and grants no rival until s_i + P_i on its own
 // clock, while the lease ends by s_i + 4/5 × P_i on the leader's — before,
 // as long as clock rates differ by less than 25 % (we document 20 %; 4/5
-// is that margin). So nodes whose interval, misses or promise_misses
-// differ (a rolling change) never give a lease longer than the shortest
-// promise of the majority that counts. A grant is bound to one (term,
-// candidate): a second candidate that claims the same term (two ids
-// colliding on the 16-bit tag) is refused.
+// is that margin). If i is the leader itself, it votes for a rival only as
+// a follower, after it stopped leading: when its lease ran out, when it
+// followed a better leader, or after it resigned — never while it may
+// act. So nodes whose promises differ, by loss or by config (a rolling
+// change of interval or misses), never give a lease longer than the
+// shortest promise of the majority that counts. A grant is bound to one
+// (term, candidate): a second candidate that claims the same term (two
+// ids colliding on the 16-bit tag) is refused.
 //
 // A node that starts may have granted something in a previous life, so it
-// holds a start-up promise. Without a state file it lasts P and binds to
-// nobody: it refuses votes and acks alike (a previous life with a longer
-// promise is not covered: operations.md says to keep such a node down for
-// its old promise). With one, it binds to the (term, candidate) of the last
-// grant saved (Durable.Grant), which the adapter writes whenever the
+// holds a start-up promise. Without a state file it binds to nobody and
+// lasts the longest promise this config can make (Timings.MaxPromise): it
+// refuses votes and acks alike (a previous life with a longer config is
+// not covered: operations.md says to keep such a node down for its old
+// longest promise). With one, it binds to the (term, candidate) of the
+// last grant saved (Durable.Grant), which the adapter writes whenever the
 // binding changes and before the VOTE or ACK that makes it leaves, and
-// lasts the promise saved with it (Grant.Promise: the longest that may
-// still have been in force, at least P): whatever the previous life
-// granted last is on disk, and any grant it made earlier was superseded by
-// it. Granting that candidate again, at that term or later, is what the
-// previous life's promise allowed; everyone else waits the full start-up
-// promise. So a restarted follower keeps acking its leader, and one
-// restarted with a shorter promise keeps the longer one it made before.
+// lasts the promise saved with it (Grant.Promise: at least what was left
+// of the grant in force when it was saved, hold below): whatever the
+// previous life granted last is on disk, and any grant it made earlier was
+// superseded by it. Granting that candidate again, at that term or later,
+// is what the previous life's promise allowed; everyone else waits the
+// full start-up promise. So a restarted follower keeps acking its leader,
+// and one restarted with a shorter promise keeps the longer one it made
+// before.
 
 // grant is a promise in force: until `until`, vote or ack for nobody but
 // (term, to) and the same node's later terms. to == "" is the start-up
@@ -69,15 +76,22 @@ type grant struct {
 // is off: every question then answers yes.
 type quorumTracker struct {
 	size int
-	// promise is this node's own promise, P.
-	promise time.Duration
+	// promise is this node's own promise, P: what its next grant says.
+	// It adapts to the loss measured (quorum_promise.go) between minK and
+	// maxK intervals: between minPromise and maxPromise.
+	promise                time.Duration
+	minK, maxK             int
+	minPromise, maxPromise time.Duration
 
 	// Voter side: the grant in force (our own claim included: a candidate
 	// grants itself).
 	granted grant
-	// hold is the promise a restart must keep (Grant.Promise): the
-	// resumed one until holdUntil, when the start-up promise made with it
-	// ends, then our own.
+	// hold is the promise a restart must keep (Grant.Promise): at least
+	// what is left of the grants in force (granted.until − now) at any
+	// time. It rises with a grant that needs more, before that grant
+	// leaves (the binding changes, so the state file is saved first), and
+	// falls to our promise only once every longer grant has run out:
+	// holdUntil is the end of the longest one known to be left.
 	hold      time.Duration
 	holdUntil time.Time
 
@@ -125,12 +139,19 @@ type quorumTracker struct {
 
 // newQuorumTracker starts with the start-up promise, bound to resumed (the
 // last binding saved in a previous life; zero: nobody) for the longer of
-// our promise and the one saved with it.
+// our shortest promise and the one saved with it. With nothing saved (no
+// state file, or one of a life that never granted) the previous life may
+// have promised anything up to our longest promise: the start-up promise
+// lasts that long.
 func newQuorumTracker(t Timings, size int, now time.Time, resumed Grant) quorumTracker {
-	q := quorumTracker{size: size, promise: t.Promise}
+	q := quorumTracker{size: size, promise: t.Promise, minPromise: t.Promise, maxPromise: t.MaxPromise,
+		minK: int(t.Promise / t.Interval), maxK: int(t.MaxPromise / t.Interval)}
 	if size > 0 {
 		// We may have promised something in a previous life.
 		q.hold = max(t.Promise, resumed.Promise)
+		if resumed == (Grant{}) {
+			q.hold = t.MaxPromise
+		}
 		q.holdUntil = now.Add(q.hold)
 		q.granted = grant{term: resumed.Term, to: resumed.To, until: q.holdUntil}
 	}
@@ -175,12 +196,22 @@ func (q *quorumTracker) mayGrant(now time.Time, term uint64, candidate string) b
 // grant records a vote or ack for (term, candidate), binding for our
 // promise from now, and returns that promise. A promise still in force
 // is never shortened: a grant may only be made while the one in force is
-// to the same candidate or over, and one made before a restart with a
-// longer promise (the start-up promise) must be kept.
+// to the same candidate or over, a longer one made earlier (our promise
+// fell since, or the start-up promise of a restart) still ends when it
+// said, and hold keeps covering it.
 func (q *quorumTracker) grant(now time.Time, term uint64, candidate string) time.Duration {
 	q.granted = grant{term: term, to: candidate, until: later(q.granted.until, now.Add(q.promise))}
-	if !now.Before(q.holdUntil) {
-		q.hold = q.promise
+	switch need := q.granted.until.Sub(now); {
+	case need > q.hold:
+		q.hold, q.holdUntil = need, q.granted.until
+	case !now.Before(q.holdUntil):
+		// The grant that set hold ran out. Fall to our promise once no
+		// longer grant is left (need is then this grant's), else wait
+		// for the end of the longest one left.
+		q.holdUntil = q.granted.until
+		if need == q.promise {
+			q.hold = need
+		}
 	}
 	return q.promise
 }
@@ -272,6 +303,7 @@ func (n *Node) vote(now time.Time, m *Message) {
 		n.stats.VotesRefused++
 		return
 	}
+	n.adaptPromise()
 	promise := n.q.grant(now, m.Term, m.From)
 	n.stats.VotesGranted++
 	n.emit(m.From, Message{Type: Vote, Term: m.Term, Leader: m.From, Promise: promise, Payload: n.payload})
@@ -284,6 +316,7 @@ func (n *Node) ack(now time.Time, m *Message) {
 		n.stats.AcksRefused++
 		return
 	}
+	n.adaptPromise()
 	promise := n.q.grant(now, m.Term, m.From)
 	var seq [8]byte
 	binary.BigEndian.PutUint64(seq[:], m.Seq)

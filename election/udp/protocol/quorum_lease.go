@@ -11,11 +11,17 @@ import (
 // heartbeats to keep it.
 
 // leaseFor is how long after the send time of what it answered a grant
-// that promised p supports the lease: 4/5 of the shorter of p and our own
-// promise (zero p, not said, counts as ours).
+// that promised p supports the lease: 4/5 of p, or of our shortest
+// promise when p is not said (a node older than the field: its promise
+// was fixed, and ours is what the config gives), and of our longest when
+// p is longer: a voter that promises more than we ever would has timing
+// other than ours, and we count on nothing we would not promise.
 func (q *quorumTracker) leaseFor(p time.Duration) time.Duration {
-	if p <= 0 || p > q.promise {
-		p = q.promise
+	switch {
+	case p <= 0:
+		p = q.minPromise
+	case p > q.maxPromise:
+		p = q.maxPromise
 	}
 	return leaseOf(p)
 }

@@ -55,11 +55,7 @@ func TestLeaseHasDriftMargin(t *testing.T) {
 // window, so one lost packet does not lose the election: a voter that
 // hears only the second copy still elects the candidate.
 func TestLostClaimIsRetransmitted(t *testing.T) {
-	c := testConfig("a", 100, 1)
-	c.ClusterSize = 3
-	a, err := NewNode(c, t0)
-	require.NoError(t, err)
-	a.Ready()
+	a := quorumNode(t, "a", 3, 1)
 	for a.Status().Role != election.Candidate {
 		a.Tick(a.NextTick())
 	}

@@ -100,11 +100,18 @@ func TestLeaseTakesTheBestMajority(t *testing.T) {
 	leaseEndsAt(t, a, now.Add(2400*time.Millisecond), "a, b, d all promise 3 s")
 }
 
-// TestOwnPromiseCountsAsAGrant: the leader's own promise bounds its lease
-// too, however long its voters promise.
-func TestOwnPromiseCountsAsAGrant(t *testing.T) {
-	a, sentAt := leaderWithVotes(t, 3, 3, granted{"b", 3 * time.Second})
-	leaseEndsAt(t, a, sentAt.Add(480*time.Millisecond), "own promise 600 ms")
+// TestLeaseCountsPromisesUpToOurLongest: a leader counts what its voters
+// promise, longer than its own current promise too (they measured loss
+// it did not: quorum_promise.go), but never more than the longest promise
+// it would make itself (MaxMisses intervals, 2 s by default): a voter
+// that promises more runs another timing.
+func TestLeaseCountsPromisesUpToOurLongest(t *testing.T) {
+	a, sentAt := leaderWithVotes(t, 3, 3, granted{"b", 1200 * time.Millisecond})
+	require.Equal(t, 600*time.Millisecond, a.q.promise)
+	leaseEndsAt(t, a, sentAt.Add(960*time.Millisecond), "b promised 1.2 s")
+
+	a, sentAt = leaderWithVotes(t, 3, 3, granted{"b", 3 * time.Second})
+	leaseEndsAt(t, a, sentAt.Add(1600*time.Millisecond), "b promised 3 s, a counts 2 s at most")
 }
 
 // TestUnsaidPromiseIsOurOwn: a node older than the promise field says

@@ -29,13 +29,20 @@ type QuorumStatus struct {
 	// Overfull is Heard > Size: ClusterSize is too small for the nodes on
 	// the LAN, and this node will not vote, ack or act as leader.
 	Overfull bool
-	// Promise is this node's own promise (PromiseMisses × Interval).
-	Promise time.Duration
+	// Promise is this node's own promise, what its next VOTE or ACK says:
+	// it adapts to the loss this node measures between MinPromise
+	// (PromiseMisses × Interval) and MaxPromise (max(PromiseMisses,
+	// MaxMisses) × Interval).
+	Promise, MinPromise, MaxPromise time.Duration
 	// Differing lists, sorted by id, the nodes heard within
-	// ForgetPeerAfter whose latest VOTE or ACK to this node promised other
-	// than Promise: their interval or misses differ from this node's. A
-	// lease follows the shortest promise granted (quorum.go), so the
-	// cluster stays safe, but its timing is not what the operator set.
+	// ForgetPeerAfter whose latest VOTE or ACK to this node promised what
+	// this node's config never would: not a whole number of its intervals
+	// between MinPromise and MaxPromise. Their interval or misses differ
+	// from this node's. A lease follows the shortest promise granted
+	// (quorum.go), so the cluster stays safe, but its timing is not what
+	// the operator set. (A node whose interval is a multiple of this
+	// one's may promise what loss could have made this node promise; it
+	// is not listed.)
 	Differing []PeerPromise
 }
 
@@ -56,24 +63,26 @@ func (n *Node) Quorum() QuorumStatus {
 		reach = q.lostReach
 	}
 	return QuorumStatus{
-		Size:      q.size,
-		Majority:  q.majority(),
-		Reachable: reach,
-		Lost:      q.lost,
-		Heard:     q.heard,
-		HeardIDs:  slices.Clone(q.heardIDs),
-		Overfull:  q.overfull(),
-		Promise:   q.promise,
-		Differing: n.differingPromises(),
+		Size:       q.size,
+		Majority:   q.majority(),
+		Reachable:  reach,
+		Lost:       q.lost,
+		Heard:      q.heard,
+		HeardIDs:   slices.Clone(q.heardIDs),
+		Overfull:   q.overfull(),
+		Promise:    q.promise,
+		MinPromise: q.minPromise,
+		MaxPromise: q.maxPromise,
+		Differing:  n.differingPromises(),
 	}
 }
 
 // differingPromises lists the peers heard lately whose latest grant
-// promised other than our own promise (zero, not said, is not counted).
+// promised what our config never would (zero, not said, is not counted).
 func (n *Node) differingPromises() []PeerPromise {
 	var out []PeerPromise
 	for id, p := range n.peers {
-		if p.promise != 0 && p.promise != n.q.promise && !p.gone && n.peerRecent(n.now, p) {
+		if p.promise != 0 && !n.q.mayPromise(p.promise, n.t.Interval) && !p.gone && n.peerRecent(n.now, p) {
 			out = append(out, PeerPromise{ID: id, Promise: p.promise})
 		}
 	}

@@ -9,10 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// quorumNode returns a node of a size-node quorum cluster with a fixed
+// promise (MaxMisses = Misses): its start-up promise lasts Promise. Tests
+// of the adaptive promise build their own (quorum_adapt_test.go).
 func quorumNode(t *testing.T, id string, size int, seed uint64) *Node {
 	t.Helper()
 	c := testConfig(id, 100, seed)
 	c.ClusterSize = size
+	c.MaxMisses = c.Misses
 	n, err := NewNode(c, t0)
 	require.NoError(t, err)
 	n.Ready()

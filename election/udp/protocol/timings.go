@@ -36,9 +36,15 @@ type Timings struct {
 	// Relisten is how long a follower that was paused keeps listening for
 	// its leader's queued heartbeats before it may suspect: Interval.
 	Relisten time.Duration
-	// Promise (quorum mode) is how long a VOTE or ACK binds the voter:
-	// PromiseMisses × Interval.
+	// Promise (quorum mode) is the shortest a VOTE or ACK binds the
+	// voter: PromiseMisses × Interval. On a lossy link the promise adapts
+	// up to MaxPromise (quorum_promise.go).
 	Promise time.Duration
+	// MaxPromise (quorum mode) is the longest a VOTE or ACK binds the
+	// voter: max(PromiseMisses, MaxMisses) × Interval. It is the
+	// start-up promise of a node that cannot know what it promised
+	// before (no state file), and the longest promise a lease counts.
+	MaxPromise time.Duration
 	// Lease (quorum mode) is how long at most a leader may act after
 	// sending the claim or heartbeat a majority answered: 4/5 of Promise,
 	// the margin that tolerates clock rates differing by up to 20 % — less
@@ -116,6 +122,7 @@ func (c Config) Timings() Timings {
 		pm = c.Misses
 	}
 	t.Promise = time.Duration(pm) * c.Interval
+	t.MaxPromise = time.Duration(max(pm, c.MaxMisses)) * c.Interval
 	t.Lease = leaseOf(t.Promise)
 	return t
 }

@@ -136,6 +136,7 @@ func (n *Node) campaign(now time.Time, preempt bool) {
 	n.stats.Elections++
 	n.setRole(election.Candidate)
 	n.setLeader(election.LeaderInfo{}, 0)
+	n.adaptPromise()
 	n.q.startClaim(now, n.claimTerm, n.cfg.NodeID)
 	n.sendClaim()
 }

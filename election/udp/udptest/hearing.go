@@ -66,7 +66,7 @@ func (s *Sim) checkDeaf(sn *simNode, becameLeader bool) {
 	}
 	c := s.opts.Base
 	t := c.Timings()
-	if c.ClusterSize > 0 && s.now.Sub(s.deafAt[sn.id]) > t.Promise && sn.n.CanActAsLeader(s.nodeNow(sn)) {
+	if c.ClusterSize > 0 && s.now.Sub(s.deafAt[sn.id]) > t.MaxPromise && sn.n.CanActAsLeader(s.nodeNow(sn)) {
 		s.fail("%s is deaf and may act as leader in quorum mode", sn.id)
 	}
 	if becameLeader && sn.echo && s.now.Sub(s.deafAt[sn.id]) > t.ClaimWindow {

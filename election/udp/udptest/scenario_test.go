@@ -162,9 +162,10 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	s.logf("faults stop")
 	bound := settleBound(base)
 	if quorum {
-		// Restarted nodes vote only after a promise period; failed
-		// claims back off an extra interval.
-		promise := time.Duration(max(base.PromiseMisses, base.Misses)) * base.Interval
+		// Restarted nodes vote only after their start-up promise, the
+		// longest promise without a state file; failed claims back off
+		// an extra interval.
+		promise := base.Timings().MaxPromise
 		bound += 2*promise + 4*base.Interval
 		// A lease granted before faults stopped may still run out: let
 		// one promise period pass before looking for a stable leader.

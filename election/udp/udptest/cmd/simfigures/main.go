@@ -146,18 +146,25 @@ func run(seeds, stormSeeds int, days float64, only string) error {
 		}
 	}
 	if only == "" || only == "lossy" {
-		fmt.Println("\n## Failover after leader crash under loss (5 nodes, 200 ms, adaptive, after 10 min warm-up)")
-		for _, loss := range []float64{0.01, 0.05, 0.20} {
-			var ds []time.Duration
-			var ks []int
-			for s := range max(seeds/10, 10) {
-				d, k, err := udptest.FailoverLossy(cfg(200*time.Millisecond, false), 5, loss, 10*time.Minute, uint64(s+1))
-				if err != nil {
-					return fmt.Errorf("lossy failover loss %v seed %d: %w", loss, s+1, err)
+		fmt.Println("\n## Failover after leader crash under loss (200 ms, adaptive, after 10 min warm-up)")
+		for _, v := range []struct {
+			name          string
+			nodes, voters int
+		}{{"5 nodes, no quorum", 5, 0}, {"5 nodes, quorum", 5, 5}, {"3 nodes, quorum", 3, 3}} {
+			c := cfg(200*time.Millisecond, false)
+			c.ClusterSize = v.voters
+			for _, loss := range []float64{0.01, 0.05, 0.20} {
+				var ds []time.Duration
+				var ks []int
+				for s := range max(seeds/10, 10) {
+					d, k, err := udptest.FailoverLossy(c, v.nodes, loss, 10*time.Minute, uint64(s+1))
+					if err != nil {
+						return fmt.Errorf("lossy failover %s loss %v seed %d: %w", v.name, loss, s+1, err)
+					}
+					ds, ks = append(ds, d), append(ks, k)
 				}
-				ds, ks = append(ds, d), append(ks, k)
+				fmt.Printf("%-18s loss %2.0f%%: %s  (survivor threshold %d..%d intervals)\n", v.name, loss*100, pct(ds), slices.Min(ks), slices.Max(ks))
 			}
-			fmt.Printf("loss %2.0f%%: %s  (survivor threshold %d..%d intervals)\n", loss*100, pct(ds), slices.Min(ks), slices.Max(ks))
 		}
 	}
 	if only == "" || only == "quorum" {
@@ -213,22 +220,26 @@ func run(seeds, stormSeeds int, days float64, only string) error {
 	if only == "" || only == "flap" {
 		d := time.Duration(days * float64(24*time.Hour))
 		fmt.Printf("\n## Flapping: 5 nodes, healthy leader, random loss per delivery, %.1f simulated days each\n", days)
-		for _, variant := range []string{"fixed", "adaptive", "quorum", "quorum-long"} {
+		for _, variant := range []string{"fixed", "adaptive", "quorum", "quorum-3", "quorum-long"} {
 			name := "adaptive Misses 3..10 (default)"
 			c := cfg(200*time.Millisecond, variant == "fixed")
+			nodes := 5
 			switch variant {
 			case "fixed":
 				name = "fixed Misses 3"
 			case "quorum":
 				name = "quorum (ClusterSize 5)"
 				c.ClusterSize = 5
+			case "quorum-3":
+				name = "quorum, 3 nodes (ClusterSize 3)"
+				c.ClusterSize, nodes = 3, 3
 			case "quorum-long":
 				name = "quorum, PromiseMisses 10"
 				c.ClusterSize = 5
 				c.PromiseMisses = 10
 			}
 			for _, loss := range []float64{0.01, 0.05, 0.20} {
-				r, err := udptest.Flapping(c, 5, loss, d, 1)
+				r, err := udptest.Flapping(c, nodes, loss, d, 1)
 				if err != nil {
 					return fmt.Errorf("flapping loss %v: %w", loss, err)
 				}
