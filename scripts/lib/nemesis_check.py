@@ -71,27 +71,29 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from netns_helper import log_events, parse_time_ms  # noqa: E402
 from nemesis_plan import JOBS  # noqa: E402
 
-SKIPS = {
-    "jobs: not starting: previous run still going (overlap: skip)": "overlap",
-    "jobs: not starting: previous run still going on another node (overlap: skip)": "held elsewhere",
-    "jobs: instant missed during failover; skipped (misfire: skip)": "misfire skip",
-    "jobs: instant missed during failover; too late to run (misfire_grace)": "misfire grace",
-    "jobs: instant too late to run (misfire_grace)": "misfire grace",
-    "jobs: not starting: could not record the run in the cluster first": "commit failed",
-    "jobs: not starting: lanleader is stopping": "stopping",
-    "jobs: not starting: this node cannot currently act as leader": "refused",
-    "jobs: not started: this node could not act as leader before a later instant came due": "refused until a later instant",
-    "jobs: not started: this node could not act as leader within misfire_grace": "refused past misfire_grace",
-    "jobs: job removed by reload before its due instant started; not run": "removed by reload",
-    "jobs: instant missed during failover; overtaken by a later instant not started yet": "misfire overtaken",
-    "jobs: instants missed during failover; overtaken by a later instant already started": "misfire overtaken",
+# What lanleader logs about instants, by the start of the message (the
+# runner's words; a new reason to skip needs no change here):
+NOT_STARTING = ("jobs: not starting: ", "jobs: not started: ")  # + the reason: a logged skip
+REASONS = {  # a short name for the reasons the report counts apart
+    "previous run still going (overlap: skip)": "overlap",
+    "previous run still going on another node (overlap: skip)": "held elsewhere",
+    "previous leader's run may still be going on its node (overlap: skip)": "held elsewhere",
+    "could not record the run in the cluster first": "commit failed",
+    "lanleader is stopping": "stopping",
+    "this node cannot currently act as leader": "refused",
+    "this or a later instant already started": "a later instant started",
+    "this node could not act as leader before a later instant came due": "refused until a later instant",
+    "this node could not act as leader within misfire_grace": "refused past misfire_grace",
 }
-MISFIRE = ("jobs: instant missed during failover; running it once now (misfire: run-once)",
-           "jobs: instant missed during failover; skipped (misfire: skip)",
-           "jobs: instant missed during failover; too late to run (misfire_grace)",
-           "jobs: instants missed during failover; overtaken by a later instant already started")
-RERUN = "jobs: previous leader's run was interrupted; running it again (rerun_interrupted)"
-OVERTAKEN = "jobs: instants overtaken by a later one; skipped"
+SKIPPED = {  # other messages that skip the instant they name
+    "jobs: instant too late to run (misfire_grace)": "misfire grace",
+    "jobs: job removed by reload before its due instant started; not run": "removed by reload",
+    "jobs: instant missed during failover; overtaken by a later instant not started yet": "overtaken",
+}
+MISSED = "missed during failover"  # a takeover's word on the latest instant of a failover gap
+MISSED_RANGE = "jobs: instants missed during failover; overtaken by a later instant already started"  # count, ending at scheduled_at
+OVERTAKEN = "jobs: instants overtaken by a later one; skipped"  # from, count
+RERUN = "running it again (rerun_interrupted)"  # in every message that reruns an interrupted instant
 FINISH = {name for name, j in JOBS.items() if "on_leader_loss: finish" in j[4]}
 
 
@@ -274,11 +276,18 @@ def check(a):
             if not sa:
                 continue
             i = inst(sa)
-            if msg in SKIPS:
-                logged.setdefault((job, i), []).append((SKIPS[msg], node, ms))
-            if msg in MISFIRE:
+            if msg == MISSED_RANGE:
+                overtaken.append((job, i - (int(o.get("count", 1)) - 1) * JOBS[job][1], int(o.get("count", 1))))
+            elif msg in SKIPPED:
+                logged.setdefault((job, i), []).append((SKIPPED[msg], node, ms))
+            elif msg.startswith(NOT_STARTING):
+                why = msg.split(": ", 2)[2]
+                logged.setdefault((job, i), []).append((REASONS.get(why, why), node, ms))
+            elif MISSED in msg:
                 misfires.append((job, i))
-            if msg == RERUN:
+                if "skipped" in msg or "too late" in msg:
+                    logged.setdefault((job, i), []).append(("misfire", node, ms))
+            if RERUN in msg:
                 reruns.add((job, i, node))
     became.sort()
     if not became:

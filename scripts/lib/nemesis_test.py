@@ -131,6 +131,17 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("skipped: overlap 1", out)
 
+    def test_a_takeover_names_the_gap_a_later_start_overtook(self):
+        r = Run()
+        r.drop(T0 + 9)
+        r.drop(T0 + 10)
+        rc, out = r.check()
+        self.assertIn("MISSING (neither run nor logged skipped): 2", out)
+        r.log("n1", (T0 + 11) * 1000 + 900, nemesis_check.MISSED_RANGE, job=JOB, scheduled_at=iso(T0 + 10), count=2)
+        rc, out = r.check()
+        self.assertEqual(rc, 0, out)
+        self.assertIn("skipped: overtaken 2", out)
+
     def test_a_refusal_beside_another_reason_is_that_reason(self):
         r = Run()
         r.drop(T0 + 10)
@@ -165,7 +176,7 @@ class CheckerTest(unittest.TestCase):
         rc, out = r.check()
         self.assertEqual(rc, 0, out)
         self.assertIn("skipped: refused until a later instant 1", out)
-        self.assertIn("skipped: misfire overtaken 1", out)
+        self.assertIn("skipped: overtaken 2", out)  # 14 and 15, by the count
 
     def test_instant_started_twice(self):
         r = Run()
@@ -247,6 +258,7 @@ class PlanTest(unittest.TestCase):
         a = nemesis_plan.plan(7, 120000, 5, 200, 3)
         self.assertEqual(a, nemesis_plan.plan(7, 120000, 5, 200, 3))
         self.assertNotEqual(a, nemesis_plan.plan(8, 120000, 5, 200, 3))
+        self.assertGreater(a[-1][1], 2 * 120000 - 20000, "steps for twice the duration")
         kinds = {k for s in range(20) for _, _, k, _ in nemesis_plan.plan(s, 600000, 5, 200, 3)}
         self.assertEqual(kinds, {"pause", "kill", "partition", "oneway", "loss", "reload", "timing"})
 

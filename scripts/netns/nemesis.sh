@@ -257,7 +257,7 @@ run_nemesis() {
 	echo "      rerun: $rerun"
 	python3 "$NM_PLAN" plan --seed "$NEMESIS_SEED" --duration-ms "$dur_ms" --nodes "$NODES" \
 		--interval-ms "$INTERVAL_MS" --misses "$MISSES" >"$WORK/nemesis-plan.txt" || return 1
-	echo "      fault schedule (nominal start; the run stops at $NEMESIS_DURATION):"
+	echo "      fault schedule (nominal start; the run stops at $NEMESIS_DURATION, as many steps as it reaches):"
 	sed 's/^/        /' "$WORK/nemesis-plan.txt"
 	mkdir -p "$WORK/nm-attempts"
 	export NEMESIS_DIR=$WORK
@@ -277,6 +277,7 @@ run_nemesis() {
 		"nm_step_$NM_KIND"
 		nm_recover
 	done <"$WORK/nemesis-plan.txt"
+	nm_log ran "$NM_STEP of $(wc -l <"$WORK/nemesis-plan.txt") steps in $((($(llt_now_ms) - NM_T0) / 1000)) s"
 	NM_STEP=end
 	nm_recover
 	sleep 6 # a calm end: every instant owed up to here has had time to start
