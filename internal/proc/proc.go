@@ -40,6 +40,12 @@ type Spec struct {
 	// KillGrace is the time between SIGTERM and SIGKILL when the run is
 	// stopped. Zero means DefaultKillGrace.
 	KillGrace time.Duration
+	// Licence, if set, bounds the run's life from outside lanleader (see
+	// Licence): the shim stops it on its own once the licence runs out.
+	Licence *Licence
+	// OnStart, if set, is called with the pid of the run's process group
+	// (on Linux the shim's, which leads the group) once it has started.
+	OnStart func(pgid int)
 	// OnLine receives every line of output, without its newline, from one
 	// goroutine per stream. partial is true when a line longer than
 	// MaxLineBytes was split: the pieces arrive in order, the last with
@@ -73,6 +79,9 @@ type Result struct {
 	// Killed is true when the group had to be sent SIGKILL because it did
 	// not exit within KillGrace after SIGTERM.
 	Killed bool
+	// Expired is true when the run's Licence ran out while it went on, so
+	// the shim stopped it (SIGTERM, SIGKILL after KillGrace).
+	Expired bool
 	// Err is set when the process could not start, or its wait failed.
 	Err error
 }
@@ -93,6 +102,14 @@ func (r Result) String() string {
 	}
 }
 
+// killGrace is s.KillGrace, defaulted.
+func killGrace(s Spec) time.Duration {
+	if s.KillGrace <= 0 {
+		return DefaultKillGrace
+	}
+	return s.KillGrace
+}
+
 // Run starts s in a new process group and waits for it to exit. If ctx ends
 // first, the whole group gets SIGTERM, then SIGKILL after s.KillGrace. When
 // the main process has exited, whatever it left running in its group is
@@ -101,10 +118,7 @@ func Run(ctx context.Context, s Spec) Result {
 	if len(s.Argv) == 0 || s.Argv[0] == "" {
 		return Result{ExitCode: -1, Err: errors.New("proc: empty command")}
 	}
-	grace := s.KillGrace
-	if grace <= 0 {
-		grace = DefaultKillGrace
-	}
+	grace := killGrace(s)
 	if s.Env == nil {
 		s.Env = []string{}
 	}
@@ -147,6 +161,9 @@ func Run(ctx context.Context, s Spec) Result {
 		return Result{ExitCode: -1, Err: fmt.Errorf("proc: start %s: %w", s.Argv[0], err)}
 	}
 	pgid := cmd.Process.Pid
+	if s.OnStart != nil {
+		s.OnStart(pgid)
+	}
 
 	// exited is closed when the main process has exited; on Linux it is
 	// not yet reaped then, so its pid, which is also the group id, cannot

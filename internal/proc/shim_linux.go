@@ -31,6 +31,10 @@ const (
 	// shimEnv carries lanleader's pid to the shim; the shim removes it
 	// from the command's environment.
 	shimEnv = "LANLEADER_PROC_SHIM"
+	// shimLicenceEnv, when set, says the run has a Licence: its deadlines
+	// come on fd 4, and the variable holds the stop grace (nanoseconds).
+	// The shim removes it from the command's environment.
+	shimLicenceEnv = "LANLEADER_PROC_LICENCE"
 	// orphanPoll is how often the shim checks that lanleader is alive, in
 	// case a parent-death signal is missed (it is not expected to be).
 	orphanPoll = 200 * time.Millisecond
@@ -74,6 +78,11 @@ func shim(parent string, args []string) int {
 	if orphaned() {
 		return 1 // lanleader died before the command started
 	}
+	lic, err := openLicence()
+	if err != nil {
+		report("error %v", err)
+		return 126
+	}
 	cmd := &exec.Cmd{Path: args[0], Args: args[1:], Env: os.Environ(),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
@@ -86,7 +95,16 @@ func shim(parent string, args []string) int {
 	go reapChildren(done)
 	tick := time.NewTicker(orphanPoll)
 	for {
+		if lic != nil && lic.check(report) {
+			// The licence ran out a stop grace ago. SIGKILL to the
+			// children: the command's exit then takes the path below,
+			// which kills what is left of the tree.
+			for _, k := range childrenOf(os.Getpid()) {
+				_ = syscall.Kill(k, syscall.SIGKILL)
+			}
+		}
 		select {
+		case <-lic.wake():
 		case r := <-done:
 			if r.pid != job {
 				continue // an orphan of the run, reaped

@@ -23,8 +23,9 @@ var managed = struct {
 // launch is one started run: the shim's process and how to learn how the
 // command ended.
 type launch struct {
-	cmd    *exec.Cmd
-	status *os.File // read end of the shim's status pipe
+	cmd     *exec.Cmd
+	status  *os.File // read end of the shim's status pipe
+	licence *Licence // Spec.Licence, nil if none
 }
 
 // prepare builds the shim command for s. The program is looked up in
@@ -52,7 +53,27 @@ func prepare(s Spec) (*launch, error) {
 		// SIGTERM, not SIGKILL: the shim catches it and kills the run.
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
 	}
-	return &launch{cmd: cmd, status: statusR}, nil
+	l := &launch{cmd: cmd, status: statusR, licence: s.Licence}
+	if s.Licence != nil {
+		// fd 4: the licence's deadlines; the stop grace rides in the
+		// environment.
+		licR, licW, err := os.Pipe()
+		if err != nil {
+			_ = statusR.Close()
+			_ = statusW.Close()
+			return nil, fmt.Errorf("pipe: %w", err)
+		}
+		if err := s.Licence.attach(licW); err != nil {
+			_ = statusR.Close()
+			_ = statusW.Close()
+			_ = licR.Close()
+			_ = licW.Close()
+			return nil, fmt.Errorf("licence: %w", err)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, licR)
+		cmd.Env = append(cmd.Env, shimLicenceEnv+"="+strconv.FormatInt(int64(killGrace(s)), 10))
+	}
+	return l, nil
 }
 
 // start forks the shim from the fork thread (see forkLoop) and registers
@@ -67,10 +88,16 @@ func (l *launch) start() error {
 			managed.pids[l.cmd.Process.Pid] = true
 		}
 	})
-	// The shim has its copy of the status pipe's write end.
-	_ = l.cmd.ExtraFiles[0].Close()
+	// The shim has its copies of the status pipe's write end and of the
+	// licence pipe's read end.
+	for _, f := range l.cmd.ExtraFiles {
+		_ = f.Close()
+	}
 	if err != nil {
 		_ = l.status.Close()
+		if l.licence != nil {
+			l.licence.detach()
+		}
 	}
 	return err
 }
@@ -82,18 +109,24 @@ func (l *launch) finish(res *Result) {
 	managed.mu.Lock()
 	delete(managed.pids, l.cmd.Process.Pid)
 	managed.mu.Unlock()
+	if l.licence != nil {
+		l.licence.detach()
+	}
 	b, _ := io.ReadAll(io.LimitReader(l.status, 4096))
 	_ = l.status.Close()
-	line := strings.TrimSpace(string(b))
-	kind, arg, _ := strings.Cut(line, " ")
-	n, nerr := strconv.Atoi(arg)
-	switch {
-	case kind == "exit" && nerr == nil:
-		res.ExitCode, res.Signal = n, 0
-	case kind == "signal" && nerr == nil:
-		res.ExitCode, res.Signal = -1, syscall.Signal(n)
-	case kind == "error":
-		res.ExitCode, res.Signal = -1, 0
-		res.Err = errors.New(arg)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		kind, arg, _ := strings.Cut(line, " ")
+		n, nerr := strconv.Atoi(arg)
+		switch {
+		case kind == "expired":
+			res.Expired = true
+		case kind == "exit" && nerr == nil:
+			res.ExitCode, res.Signal = n, 0
+		case kind == "signal" && nerr == nil:
+			res.ExitCode, res.Signal = -1, syscall.Signal(n)
+		case kind == "error":
+			res.ExitCode, res.Signal = -1, 0
+			res.Err = errors.New(arg)
+		}
 	}
 }
