@@ -119,6 +119,9 @@ type jobCluster struct {
 	// trapTerm makes runs ignore SIGTERM: stopped, a run ends only at
 	// SIGKILL, its kill grace later.
 	trapTerm bool
+	// services are every node's leader-only services (their copies run
+	// until stopped).
+	services []jobs.ServiceSpec
 
 	mu     sync.Mutex
 	starts []start
@@ -175,10 +178,14 @@ func (c *jobCluster) exec(ctx context.Context, s proc.Spec) proc.Result {
 	// assert, not require: this is the runner's goroutine.
 	term, err := strconv.ParseUint(env["LANLEADER_TERM"], 10, 64)
 	assert.NoError(c.t, err, "LANLEADER_TERM")
-	inst, err := time.Parse(time.RFC3339, env["LANLEADER_SCHEDULED_AT"])
-	assert.NoError(c.t, err, "LANLEADER_SCHEDULED_AT")
 	st := start{seq: c.seq.Add(1), node: env["LANLEADER_NODE"], term: term,
-		job: env["LANLEADER_JOB"], instant: inst, at: time.Now()}
+		job: env["LANLEADER_JOB"], at: time.Now()}
+	if svc := env["LANLEADER_SERVICE"]; svc != "" {
+		st.job = jobs.ServiceLedgerName(svc) // a service's copy: no instant, runs until stopped
+	} else {
+		st.instant, err = time.Parse(time.RFC3339, env["LANLEADER_SCHEDULED_AT"])
+		assert.NoError(c.t, err, "LANLEADER_SCHEDULED_AT")
+	}
 	c.mu.Lock()
 	c.starts = append(c.starts, st)
 	if c.armJob == st.job {
@@ -192,7 +199,10 @@ func (c *jobCluster) exec(ctx context.Context, s proc.Spec) proc.Result {
 		c.ends[st.seq] = time.Now()
 		c.mu.Unlock()
 	}()
-	d := runTime[st.job]
+	d, ok := runTime[st.job]
+	if !ok && strings.HasPrefix(st.job, jobs.ServiceLedgerName("")) {
+		d = 1000 * time.Hour
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -267,6 +277,7 @@ func (c *jobCluster) start(i int) *cnode {
 		OnHolding:      el.SetHolding,
 		HoldLapse:      el.HoldLapse(),
 		Succession:     el.Succession(),
+		Services:       c.services,
 		Environ:        []string{},
 	}
 	if c.wiring == poll {

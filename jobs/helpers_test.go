@@ -34,7 +34,11 @@ func (f *fakeExec) run(ctx context.Context, s proc.Spec) proc.Result {
 	c := call{Argv: s.Argv, Env: envMap(s.Env), At: time.Now()}
 	f.mu.Lock()
 	f.calls = append(f.calls, c)
+	pid := 1000 + len(f.calls)
 	f.mu.Unlock()
+	if s.OnStart != nil {
+		s.OnStart(pid)
+	}
 	if f.behave == nil {
 		return proc.Result{Started: c.At}
 	}

@@ -35,6 +35,9 @@ func (r *Runner) startLeading(ctx context.Context, term uint64) {
 		r.takeUpLocked(j, now)
 		r.startLoopLocked(term, j)
 	}
+	for _, sv := range r.services {
+		r.startSupervisorLocked(ctx, term, sv, now)
+	}
 	r.ledgerChanged()
 }
 
@@ -111,6 +114,9 @@ func (r *Runner) newestByID(id uint64) (LedgerEntry, bool) {
 // (Outcome.progress: ended rather than running, an outcome heard rather
 // than interrupted).
 func newer(a, b LedgerEntry) bool {
+	if isServiceEntry(a) && isServiceEntry(b) && a.Term != b.Term {
+		return a.Term > b.Term // a service's copies: by term first (serviceEntry)
+	}
 	if !a.Instant.Equal(b.Instant) {
 		return a.Instant.After(b.Instant)
 	}

@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -120,7 +120,7 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		}
 	}
 	for attempt := 1; attempt <= spec.Retries+1; attempt++ {
-		if attempt > 1 && !r.retryWait(retryCtx, spec.RetryDelay) {
+		if attempt > 1 && !sleepCtx(retryCtx, spec.RetryDelay) {
 			log.Info("jobs: no retry: leadership ended or lanleader is stopping", "attempt", attempt-1)
 			return
 		}
@@ -161,24 +161,6 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 	}
 }
 
-// retryWait waits delay unless leadership ends first.
-func (r *Runner) retryWait(ctx context.Context, delay time.Duration) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	if delay <= 0 {
-		return true
-	}
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // attempt makes one attempt of the run: the job's process, or its request
 // (executorFor), within the job's timeout, its output logged and its tail
 // kept in rec.
@@ -216,20 +198,18 @@ func (r *Runner) attempt(ctx context.Context, term uint64, spec *Spec, rec *RunR
 	return res
 }
 
-// runEnv is the base environment, then the job's env (sorted, so runs are
-// reproducible), then the run's identity as LANLEADER_* variables, which
-// win.
+// runEnv is a run's environment: processEnv with the run's identity.
 func (r *Runner) runEnv(spec *Spec, identity []identityVar) []string {
-	base := r.environ()
-	env := make([]string, 0, len(base)+len(spec.Env)+len(identity))
+	return processEnv(r.environ(), spec.Env, identity)
+}
+
+// processEnv is the base environment, then env (sorted, so runs are
+// reproducible), then identity as LANLEADER_* variables, which win.
+func processEnv(base []string, extra map[string]string, identity []identityVar) []string {
+	env := make([]string, 0, len(base)+len(extra)+len(identity))
 	env = append(env, base...)
-	keys := make([]string, 0, len(spec.Env))
-	for k := range spec.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+spec.Env[k])
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		env = append(env, k+"="+extra[k])
 	}
 	for _, v := range identity {
 		env = append(env, v.envName()+"="+v.Value)

@@ -19,6 +19,13 @@ import (
 type RunnerConfig struct {
 	// Jobs to run; validated by NewRunner (ValidateAll).
 	Jobs []Spec
+	// Services are the leader-only services to supervise (services.go);
+	// validated by NewRunner (ValidateServices).
+	Services []ServiceSpec
+	// OnServiceExit is called when a service's copy exits while this node
+	// leads (it is restarted after a delay), for hooks. It must return
+	// promptly. Nil means none.
+	OnServiceExit func(ServiceExit)
 	// Node is this node's id, exported to runs as LANLEADER_NODE.
 	Node string
 	// Logger receives run events and every line of job output. Nil
@@ -157,8 +164,16 @@ type Runner struct {
 	// counted interrupted because their holder said it no longer ran them
 	// (holds.go).
 	released map[uint64]hold
-	// running counts this node's runs in progress, all jobs (OnHolding).
+	// running counts this node's runs in progress, all jobs, and its
+	// services' copies (OnHolding).
 	running int
+	// services are the leader-only services (services.go), in config
+	// order; removed, the ones a reload removed, by name, kept so that one
+	// added back waits for its old copy to be gone.
+	services []*service
+	removed  map[string]*service
+	// serviceGen numbers the services' supervisors (serviceEntry).
+	serviceGen uint64
 
 	// published is the own ledger, encoded at every change, so Ledger()
 	// and StateLedger() never wait for mu (the elector calls Ledger on
@@ -214,10 +229,13 @@ type Counters struct {
 	AlreadyStarted uint64 `json:"already_started"`
 }
 
-// NewRunner validates cfg.Jobs and returns a Runner that is idle until its
+// NewRunner validates cfg.Jobs and cfg.Services and returns a Runner that is idle until its
 // Callbacks report leadership.
 func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if err := ValidateAll(cfg.Jobs); err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	if err := ValidateServices(cfg.Services, cfg.Jobs); err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
 	if cfg.KillGrace <= 0 {
@@ -239,6 +257,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		unknown:    map[uint64]bool{},
 		holds:      map[uint64]hold{},
 		released:   map[uint64]hold{},
+		removed:    map[string]*service{},
 		exec:       proc.Run,
 	}
 	r.stopCtx, r.stop = context.WithCancel(context.Background())
@@ -251,6 +270,9 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		r.byID[j.id] = j
 	}
 	r.jobs = jobs
+	for _, spec := range cfg.Services {
+		r.services = append(r.services, newService(spec))
+	}
 	return r, nil
 }
 
@@ -395,6 +417,13 @@ func (r *Runner) Wait(ctx context.Context) error {
 // runStartedLocked counts a run of j as started. Must hold r.mu.
 func (r *Runner) runStartedLocked(j *job) {
 	j.active++
+	r.workStartedLocked()
+}
+
+// workStartedLocked counts a run, or a service's copy, as started: this
+// node holds work (OnHolding). runEndedLocked counts it ended. Must hold
+// r.mu.
+func (r *Runner) workStartedLocked() {
 	r.running++
 	if r.running == 1 && r.cfg.OnHolding != nil {
 		r.cfg.OnHolding(true)
@@ -416,4 +445,23 @@ func (r *Runner) environ() []string {
 		return r.cfg.Environ
 	}
 	return os.Environ()
+}
+
+// sleepCtx waits d unless ctx ends first; it reports whether d passed (a
+// retry's delay, a service's restart delay).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

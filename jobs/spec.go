@@ -3,6 +3,8 @@ package jobs
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -99,14 +101,10 @@ func (s *Spec) Validate() error {
 		errs = append(errs, fieldErr("schedule", "%q: %w", s.Schedule, err))
 	}
 	switch {
-	case len(s.Command) == 0 && s.Shell == "" && s.HTTP == nil:
-		errs = append(errs, fieldErr("command", "one of command (argv list), shell (string) or http (a request) is required"))
-	case len(s.Command) > 0 && s.Shell != "":
-		errs = append(errs, fieldErr("shell", "command and shell are mutually exclusive"))
 	case s.HTTP != nil && (len(s.Command) > 0 || s.Shell != ""):
 		errs = append(errs, fieldErr("http", "http and %s are mutually exclusive", s.kindKey()))
-	case len(s.Command) > 0 && s.Command[0] == "":
-		errs = append(errs, fieldErr("command", "program (first element) is empty"))
+	case s.HTTP == nil:
+		errs = append(errs, validateArgv(s.Command, s.Shell, "one of command (argv list), shell (string) or http (a request) is required")...)
 	}
 	if s.HTTP != nil {
 		errs = append(errs, s.HTTP.validate()...)
@@ -119,19 +117,9 @@ func (s *Spec) Validate() error {
 			}
 		}
 	}
-	for k := range s.Env {
-		if k == "" || containsAny(k, "=\x00") {
-			errs = append(errs, fieldErr("env", "bad variable name %q", k))
-		}
-	}
-	for _, d := range []struct {
-		field string
-		v     time.Duration
-	}{{"timeout", s.Timeout}, {"retry_delay", s.RetryDelay}, {"misfire_grace", s.MisfireGrace}, {"kill_grace", s.KillGrace}} {
-		if d.v < 0 {
-			errs = append(errs, fieldErr(d.field, "%s is negative", d.v))
-		}
-	}
+	errs = append(errs, validateEnv(s.Env)...)
+	errs = append(errs, nonNegative(map[string]time.Duration{"timeout": s.Timeout, "retry_delay": s.RetryDelay,
+		"misfire_grace": s.MisfireGrace, "kill_grace": s.KillGrace})...)
 	if s.Retries < 0 {
 		errs = append(errs, fieldErr("retries", "%d is negative", s.Retries))
 	}
@@ -165,6 +153,43 @@ func ValidateAll(specs []Spec) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateArgv checks what process a job or a service runs: exactly one
+// of command and shell, and a program named. none says what is required
+// when neither is set.
+func validateArgv(command []string, shell, none string) []error {
+	switch {
+	case len(command) == 0 && shell == "":
+		return []error{fieldErr("command", "%s", none)}
+	case len(command) > 0 && shell != "":
+		return []error{fieldErr("shell", "command and shell are mutually exclusive")}
+	case len(command) > 0 && command[0] == "":
+		return []error{fieldErr("command", "program (first element) is empty")}
+	}
+	return nil
+}
+
+// validateEnv checks the names of a process's env: FieldErrors of "env".
+func validateEnv(env map[string]string) []error {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if k == "" || containsAny(k, "=\x00") {
+			errs = append(errs, fieldErr("env", "bad variable name %q", k))
+		}
+	}
+	return errs
+}
+
+// nonNegative checks durations by field name, in name order.
+func nonNegative(fields map[string]time.Duration) []error {
+	var errs []error
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		if d := fields[f]; d < 0 {
+			errs = append(errs, fieldErr(f, "%s is negative", d))
+		}
+	}
+	return errs
 }
 
 // kindKey names the config key of the job's kind: command, shell or http.

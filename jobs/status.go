@@ -149,6 +149,7 @@ func (r *Runner) adoptLocked(l Ledger) {
 	if p := r.published.Load(); p == nil || !p.equal(r.encodeBothLocked()) {
 		r.ledgerChanged()
 	}
+	r.wakeServicesLocked()
 }
 
 // publishedLedger is the ledger as published at its last change: how this
