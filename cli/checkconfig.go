@@ -77,6 +77,9 @@ refuse the file.`,
 				}
 				rep.Jobs = append(rep.Jobs, checkJob{Name: j.Name, Schedule: j.Schedule, Zone: zone, Next: next})
 			}
+			for _, sv := range rc.file.Services {
+				rep.Services = append(rep.Services, sv.Name)
+			}
 		} else {
 			rep.Errors = strings.Split(err.Error(), "\n")
 		}
@@ -109,6 +112,8 @@ type checkReport struct {
 	Errors   []string   `json:"errors"`
 	Warnings []string   `json:"warnings"`
 	Jobs     []checkJob `json:"jobs"`
+	// Services are the leader-only services' names.
+	Services []string `json:"services,omitempty"`
 }
 
 // checkJob is one job's schedule and next three runs.
@@ -123,7 +128,11 @@ func (r checkReport) print(stdout, stderr io.Writer) {
 	for _, w := range r.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	fmt.Fprintf(stdout, "%s: ok (mode %s, %d jobs)\n", r.File, r.Mode, len(r.Jobs))
+	fmt.Fprintf(stdout, "%s: ok (mode %s, %d jobs", r.File, r.Mode, len(r.Jobs))
+	if len(r.Services) > 0 {
+		fmt.Fprintf(stdout, ", services %s", strings.Join(r.Services, ", "))
+	}
+	fmt.Fprintln(stdout, ")")
 	for _, j := range r.Jobs {
 		fmt.Fprintf(stdout, "  %s: %q (%s), next %d after %s:\n", j.Name, j.Schedule, j.Zone,
 			len(j.Next), r.From.Format(time.RFC3339))

@@ -108,6 +108,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 
 	d.runner, err = jobs.NewRunner(jobs.RunnerConfig{
 		Jobs:       file.Jobs,
+		Services:   file.Services,
 		Node:       s.NodeID,
 		Logger:     logger,
 		CanRun:     el.canRun(),
@@ -120,6 +121,10 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 			if el.Publish != nil {
 				el.Publish()
 			}
+		},
+		OnServiceExit: func(e jobs.ServiceExit) {
+			d.hooks.ServiceExited(hooks.ServiceExit{Service: e.Service, Term: e.Term, ExitCode: e.ExitCode,
+				Error: e.Result, Restarts: e.Restarts, Output: e.Output})
 		},
 		OnRunFinished: func(rec jobs.RunRecord) {
 			m.JobFinished(rec.Job, rec.Outcome.String(), rec.Duration)
@@ -140,6 +145,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	hookCfg.OnResult = m.HookFinished
 	d.hooks = hooks.New(hookCfg, logger)
 	m.WatchJobs(d.runner.Snapshot)
+	m.WatchServices(d.runner.Services)
 
 	runCtx, stopAux := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAux()
@@ -151,6 +157,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 			MayAct:      d.runner.MayAct,
 			Jobs:        func() []jobs.JobStatus { return d.runner.Snapshot() },
 			JobViews:    func(n int) []jobs.JobView { return d.runner.Jobs(n) },
+			Services:    func() []jobs.ServiceStatus { return d.runner.Services() },
 			Extra:       el.View,
 			Nodes:       el.Nodes,
 			Quorum:      el.Quorum,
@@ -179,7 +186,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	close(running)
 
 	logger.Info("lanleader starting", "version", version.String(), "mode", s.Mode,
-		"jobs", len(file.Jobs), "config", file.Path, "http", s.HTTP)
+		"jobs", len(file.Jobs), "services", len(file.Services), "config", file.Path, "http", s.HTTP)
 	cb := election.Combine(logCallbacks(ctx, logger, s.NodeID, el.Why), m.Callbacks(), d.runner.Callbacks(), d.hooks.Callbacks(), changes.Callbacks())
 	// Stop order: runs end first (cancel, or finish within stop_grace)
 	// while the elector keeps running, so a leader keeps heartbeating and

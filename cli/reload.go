@@ -31,7 +31,7 @@ func (d *daemon) reload() {
 	if err == nil {
 		// Jobs are validated with the runner's own rules before anything
 		// changes, so a refused file changes nothing.
-		err = jobs.ValidateAll(rc.file.Jobs)
+		err = errors.Join(jobs.ValidateAll(rc.file.Jobs), jobs.ValidateServices(rc.file.Services, rc.file.Jobs))
 	}
 	if err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -51,6 +51,10 @@ func (d *daemon) reload() {
 		log.Error("reload refused; the running configuration stays", "problem", err.Error())
 		return
 	}
+	sres, err := d.runner.UpdateServices(rc.file.Services)
+	if err != nil { // validated above: cannot happen
+		log.Error("reload of services refused; they stay as they were", "problem", err.Error())
+	}
 	hookCfg := rc.file.Hooks
 	d.hooks.SetConfig(hookCfg)
 	if rc.s.LogLevel != d.rc.s.LogLevel {
@@ -68,7 +72,8 @@ func (d *daemon) reload() {
 	kept.s.LogLevel = rc.s.LogLevel
 	d.rc = &kept
 	log.Info("config reloaded", "jobs_added", res.Added, "jobs_removed", res.Removed,
-		"jobs_changed", res.Changed, "jobs", len(rc.file.Jobs))
+		"jobs_changed", res.Changed, "jobs", len(rc.file.Jobs), "services_added", sres.Added,
+		"services_removed", sres.Removed, "services_changed", sres.Changed, "services", len(rc.file.Services))
 }
 
 // electionChanges names the election settings that differ between the

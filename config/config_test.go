@@ -166,7 +166,7 @@ func TestParseErrors(t *testing.T) {
 		{"every below a second", job("  - name: b\n    schedule: '@every 0s'\n    shell: x\n"), []string{`d.yaml:6: jobs[1].schedule: "@every 0s": @every 0s: below the 1s minimum`}},
 		{"every not whole seconds", job("  - name: b\n    schedule: '@every 1500ms'\n    shell: x\n"), []string{`d.yaml:6: jobs[1].schedule: "@every 1500ms": @every 1500ms: not whole seconds (use 1s or 2s)`}},
 		{"day of week 8", job("  - name: b\n    schedule: '0 0 * * 8'\n    shell: x\n"), []string{`d.yaml:6: jobs[1].schedule: "0 0 * * 8": day-of-week field "8": end of range (8) above maximum (7, Sunday like 0)`}},
-		{"not a mapping", "hello\n", []string{`d.yaml:1: expected a mapping of election, jobs, hooks, log, found "hello"`}},
+		{"not a mapping", "hello\n", []string{`d.yaml:1: expected a mapping of election, jobs, services, hooks, log, found "hello"`}},
 		{"several at once", job("    timeout: x\n    retries: y\n"), []string{`d.yaml:5: jobs[0].timeout`, `d.yaml:6: jobs[0].retries`}},
 	}
 	for _, tt := range tests {

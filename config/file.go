@@ -19,6 +19,8 @@ type File struct {
 	Election Election
 	// Jobs are the jobs, validated (schedules parse, names unique).
 	Jobs []jobs.Spec
+	// Services are the leader-only services, validated (names unique).
+	Services []jobs.ServiceSpec
 	// Hooks are the notify hooks; zero Commands are not set.
 	Hooks hooks.Config
 	// Log is the log: section; empty fields were not set.

@@ -12,15 +12,16 @@ import (
 )
 
 var (
-	topKeys      = []string{"election", "jobs", "hooks", "log"}
+	topKeys      = []string{"election", "jobs", "services", "hooks", "log"}
 	logKeys      = []string{"level", "format"}
 	electionKeys = []string{"mode", "node_id", "leader", "env_var", "cluster", "bind", "port",
 		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "http_hosts", "http_output_tails", "cluster_size", "state_dir"}
 	jobKeys = []string{"name", "schedule", "command", "shell", "http", "dir", "env", "timeout",
 		"overlap", "retries", "retry_delay", "on_leader_loss", "misfire", "misfire_grace",
 		"rerun_interrupted", "kill_grace", "on_failure"}
-	httpKeys = []string{"method", "url", "headers", "body", "accept", "ca_file"}
-	hookKeys = []string{"on_leader", "on_follower", "on_stop", "on_job_failure", "timeout"}
+	httpKeys    = []string{"method", "url", "headers", "body", "accept", "ca_file"}
+	serviceKeys = []string{"name", "command", "shell", "dir", "env", "stop_grace", "restart_delay", "restart_max_delay"}
+	hookKeys    = []string{"on_leader", "on_follower", "on_stop", "on_job_failure", "on_service_exit", "timeout"}
 )
 
 func (d *decoder) file(root *yaml.Node) {
@@ -33,12 +34,20 @@ func (d *decoder) file(root *yaml.Node) {
 			d.election(v)
 		case "jobs":
 			d.jobs(v)
+		case "services":
+			d.services(v)
 		case "hooks":
 			d.hooks(v)
 		case "log":
 			d.log(v)
 		}
 	})
+	for i, s := range d.f.Services {
+		if job, clash := jobs.ServiceClashesWith(s.Name, d.f.Jobs); clash {
+			p := fmt.Sprintf("services[%d].name", i)
+			d.failf(d.at(root, p), p, "%q has the ledger id of job %s; rename one", s.Name, job)
+		}
+	}
 }
 
 func (d *decoder) election(n *yaml.Node) {
@@ -119,28 +128,112 @@ func (d *decoder) election(n *yaml.Node) {
 }
 
 func (d *decoder) jobs(n *yaml.Node) {
+	d.f.Jobs = namedList(d, n, "jobs", "jobs", d.job, func(s jobs.Spec) string { return s.Name })
+}
+
+func (d *decoder) services(n *yaml.Node) {
+	d.f.Services = namedList(d, n, "services", "services", d.service, func(s jobs.ServiceSpec) string { return s.Name })
+}
+
+// namedList decodes the list under key, each item with decode, and refuses
+// a name two items share (the later one's line, naming the first). Items
+// with problems are left out.
+func namedList[T any](d *decoder, n *yaml.Node, key, what string, decode func(*yaml.Node, string) (T, bool), name func(T) string) []T {
 	if isNull(n) {
-		return
+		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		d.failf(n, "jobs", "expected a list of jobs, found %s", kindName(n))
-		return
+		d.failf(n, key, "expected a list of %s, found %s", what, kindName(n))
+		return nil
 	}
-	names := map[string]string{} // name -> "jobs[i] (line n)"
-	for i, jn := range n.Content {
-		jn = resolve(jn)
-		path := fmt.Sprintf("jobs[%d]", i)
-		spec, ok := d.job(jn, path)
+	var out []T
+	names := map[string]string{} // name -> "key[i] (line n)"
+	for i, item := range n.Content {
+		item = resolve(item)
+		path := fmt.Sprintf("%s[%d]", key, i)
+		v, ok := decode(item, path)
 		if !ok {
 			continue
 		}
-		if prev, dup := names[spec.Name]; dup && spec.Name != "" {
-			d.failf(d.at(jn, path+".name"), path+".name", "%q already used by %s", spec.Name, prev)
+		if prev, dup := names[name(v)]; dup && name(v) != "" {
+			d.failf(d.at(item, path+".name"), path+".name", "%q already used by %s", name(v), prev)
 		} else {
-			names[spec.Name] = fmt.Sprintf("%s (line %d)", path, d.at(jn, path+".name").Line)
+			names[name(v)] = fmt.Sprintf("%s (line %d)", path, d.at(item, path+".name").Line)
 		}
-		d.f.Jobs = append(d.f.Jobs, spec)
+		out = append(out, v)
 	}
+	return out
+}
+
+// processKey decodes one of the keys that say what process a job or a
+// service runs: command, shell, dir, env. ok is false on a problem.
+func (d *decoder) processKey(key string, v *yaml.Node, p string, command *[]string, shell, dir *string, env *map[string]string) (ok bool) {
+	switch key {
+	case "command":
+		*command, ok = d.strList(v, p)
+		if ok && v.Kind == yaml.SequenceNode && len(*command) == 0 {
+			d.failf(v, p, "empty list: give the program and its arguments")
+			return false
+		}
+	case "shell":
+		*shell, ok = d.str(v, p)
+	case "dir":
+		*dir, ok = d.str(v, p)
+	case "env":
+		*env, ok = d.strMap(v, p)
+	}
+	return ok
+}
+
+// service decodes one service; ok is false if it had any problem.
+func (d *decoder) service(n *yaml.Node, path string) (jobs.ServiceSpec, bool) {
+	var s jobs.ServiceSpec
+	bad := map[string]bool{}
+	isMap := d.mapping(n, path, serviceKeys, func(key string, v *yaml.Node) {
+		p := path + "." + key
+		ok := true
+		switch key {
+		case "name":
+			s.Name, ok = d.str(v, p)
+		case "command", "shell", "dir", "env":
+			ok = d.processKey(key, v, p, &s.Command, &s.Shell, &s.Dir, &s.Env)
+		case "stop_grace":
+			s.StopGrace, ok = d.duration(v, p)
+		case "restart_delay":
+			s.RestartDelay, ok = d.duration(v, p)
+		case "restart_max_delay":
+			s.RestartMaxDelay, ok = d.duration(v, p)
+		}
+		if !ok {
+			bad[key] = true
+		}
+	})
+	if !isMap {
+		return s, false
+	}
+	return s, d.fieldErrors(n, path, s.Validate(), bad) && len(bad) == 0
+}
+
+// fieldErrors reports err's *jobs.FieldErrors at their key's line (or the
+// nearest enclosing key's), except those of keys that failed to decode
+// (bad: already reported). It reports whether err was nil.
+func (d *decoder) fieldErrors(n *yaml.Node, path string, err error, bad map[string]bool) bool {
+	if err == nil {
+		return true
+	}
+	for _, e := range flatten(err) {
+		var fe *jobs.FieldError
+		if !errors.As(e, &fe) {
+			d.failf(n, path, "%v", e)
+			continue
+		}
+		if bad[fe.Field] || bad[strings.SplitN(fe.Field, ".", 2)[0]] || fe.Field == "command" && (bad["shell"] || bad["http"]) ||
+			(fe.Field == "shell" && bad["command"]) {
+			continue // already reported as a decoding problem
+		}
+		d.failf(d.at(n, path+"."+fe.Field), path+"."+fe.Field, "%v", fe.Err)
+	}
+	return false
 }
 
 // at returns a node carrying the line of key's value; if key is absent,
@@ -172,20 +265,10 @@ func (d *decoder) job(n *yaml.Node, path string) (jobs.Spec, bool) {
 			s.Name, ok = d.str(v, p)
 		case "schedule":
 			s.Schedule, ok = d.str(v, p)
-		case "command":
-			s.Command, ok = d.strList(v, p)
-			if ok && v.Kind == yaml.SequenceNode && len(s.Command) == 0 {
-				d.failf(v, p, "empty list: give the program and its arguments")
-				ok = false
-			}
-		case "shell":
-			s.Shell, ok = d.str(v, p)
+		case "command", "shell", "dir", "env":
+			ok = d.processKey(key, v, p, &s.Command, &s.Shell, &s.Dir, &s.Env)
 		case "http":
 			s.HTTP, ok = d.httpRequest(v, p)
-		case "dir":
-			s.Dir, ok = d.str(v, p)
-		case "env":
-			s.Env, ok = d.strMap(v, p)
 		case "timeout":
 			s.Timeout, ok = d.duration(v, p)
 		case "overlap":
@@ -222,22 +305,7 @@ func (d *decoder) job(n *yaml.Node, path string) (jobs.Spec, bool) {
 	}
 	// Relationships and schedules: Validate names the field; point at its
 	// line, or the job's own line when the field is missing.
-	if err := s.Validate(); err != nil {
-		for _, e := range flatten(err) {
-			var fe *jobs.FieldError
-			if !errors.As(e, &fe) {
-				d.failf(n, path, "%v", e)
-				continue
-			}
-			if bad[fe.Field] || bad[strings.SplitN(fe.Field, ".", 2)[0]] || fe.Field == "command" && (bad["shell"] || bad["http"]) ||
-				(fe.Field == "shell" && bad["command"]) {
-				continue // already reported as a decoding problem
-			}
-			d.failf(d.at(n, path+"."+fe.Field), path+"."+fe.Field, "%v", fe.Err)
-		}
-		return s, false
-	}
-	return s, len(bad) == 0
+	return s, d.fieldErrors(n, path, s.Validate(), bad) && len(bad) == 0
 }
 
 // httpRequest decodes an http: job's request; ok is false if any key had
@@ -294,6 +362,8 @@ func (d *decoder) hooks(n *yaml.Node) {
 			h.OnStop = d.command(v, p)
 		case "on_job_failure":
 			h.OnJobFailure = d.command(v, p)
+		case "on_service_exit":
+			h.OnServiceExit = d.command(v, p)
 		case "timeout":
 			h.Timeout, _ = d.duration(v, p)
 		}

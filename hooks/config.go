@@ -46,6 +46,9 @@ type Config struct {
 	// OnJobFailure runs when any job's run fails for good (every retry
 	// used; not when it is cancelled), after the job's own OnFailure.
 	OnJobFailure Command
+	// OnServiceExit runs when a service's copy exits while this node
+	// leads, before it is restarted.
+	OnServiceExit Command
 	// JobOnFailure holds each job's own on_failure command, by job name.
 	JobOnFailure map[string]Command
 	// Timeout bounds each hook run; a hook still running then is killed

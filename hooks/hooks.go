@@ -43,6 +43,9 @@ const (
 	OnFailure = "on_failure"
 	// OnJobFailure is the failure hook for every job.
 	OnJobFailure = "on_job_failure"
+	// OnServiceExit runs when a service's copy exits while this node
+	// leads (it is restarted after a delay).
+	OnServiceExit = "on_service_exit"
 )
 
 // JobFailure describes a job run that failed for good, for the failure
@@ -84,6 +87,35 @@ func (h *Hooks) JobFailed(f JobFailure) {
 			h.pushLocked(event{hook: hk.name, cmd: hk.cmd, role: h.role, term: f.Term, leader: h.leader, env: env})
 		}
 	}
+}
+
+// ServiceExit describes a service's copy that exited while its node led,
+// for on_service_exit's environment.
+type ServiceExit struct {
+	Service  string   // LANLEADER_SERVICE
+	Term     uint64   // LANLEADER_TERM
+	ExitCode int      // LANLEADER_EXIT_CODE; -1: killed by a signal or did not start
+	Error    string   // LANLEADER_ERROR: how it ended ("exit 3", "signal killed")
+	Restarts uint64   // LANLEADER_RESTARTS: exits of its copies on this node so far
+	Output   []string // LANLEADER_OUTPUT: its last lines, newline-separated
+}
+
+// ServiceExited queues on_service_exit on the hooks queue. It returns at
+// once.
+func (h *Hooks) ServiceExited(e ServiceExit) {
+	env := []string{
+		"LANLEADER_SERVICE=" + e.Service,
+		"LANLEADER_EXIT_CODE=" + strconv.Itoa(e.ExitCode),
+		"LANLEADER_ERROR=" + e.Error,
+		"LANLEADER_RESTARTS=" + strconv.FormatUint(e.Restarts, 10),
+		"LANLEADER_OUTPUT=" + strings.Join(e.Output, "\n"),
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped || h.cfg.OnServiceExit.IsZero() {
+		return
+	}
+	h.pushLocked(event{hook: OnServiceExit, cmd: h.cfg.OnServiceExit, role: h.role, term: e.Term, leader: h.leader, env: env})
 }
 
 // Hooks runs the notify hooks for one node. Create it with New, give

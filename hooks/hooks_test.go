@@ -194,3 +194,25 @@ func TestHooksNoneConfigured(t *testing.T) {
 	el.follow("b", 2)
 	require.NoError(t, h.Stop(context.Background()))
 }
+
+// TestServiceExitedRunsItsHook: on_service_exit runs once per exit, in
+// order with the role hooks, with the copy's service, exit code, error,
+// restarts and output in its environment; without the hook nothing runs.
+func TestServiceExitedRunsItsHook(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	h := New(Config{
+		OnLeader:      Command{Shell: record + out},
+		OnServiceExit: Command{Shell: `printf '%s\n' "exit $LANLEADER_SERVICE $LANLEADER_TERM $LANLEADER_EXIT_CODE [$LANLEADER_ERROR] $LANLEADER_RESTARTS [$LANLEADER_OUTPUT]" >> ` + out},
+		Node:          "a",
+	}, nil)
+	el := newElector("a", h.Callbacks())
+	el.lead(3)
+	h.ServiceExited(ServiceExit{Service: "scheduler", Term: 3, ExitCode: 1, Error: "exit 1", Restarts: 2, Output: []string{"Traceback", "KeyError"}})
+	require.NoError(t, h.Stop(context.Background()))
+	assert.Equal(t, []string{"on_leader leader 3 a a", "exit scheduler 3 1 [exit 1] 2 [Traceback", "KeyError]"}, readLines(t, out))
+
+	quiet := New(Config{Node: "a"}, nil)
+	quiet.ServiceExited(ServiceExit{Service: "scheduler"})
+	require.NoError(t, quiet.Stop(context.Background()))
+}

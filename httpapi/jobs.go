@@ -23,6 +23,9 @@ type JobsDoc struct {
 	Time time.Time `json:"time"`
 	// Jobs are every job's schedule, next instants and recent runs.
 	Jobs []jobs.JobView `json:"jobs"`
+	// Services are the leader-only services' state on this node; absent
+	// when none are configured.
+	Services []jobs.ServiceStatus `json:"services,omitempty"`
 }
 
 // jobsDoc builds /jobs with at most runs recent runs per job.
@@ -31,6 +34,7 @@ func (s *Server) jobsDoc(runs int, exp exposure) JobsDoc {
 	if s.cfg.JobViews != nil {
 		doc.Jobs = exp.views(s.cfg.JobViews(runs))
 	}
+	doc.Services = s.services()
 	return doc
 }
 

@@ -18,6 +18,14 @@ const tableTime = "2006-01-02 15:04:05"
 // WriteJobs prints doc for a person: per job its schedule and next
 // instants, then one line per recent run, newest first.
 func WriteJobs(w io.Writer, doc JobsDoc) error {
+	if err := writeJobRuns(w, doc); err != nil {
+		return err
+	}
+	return writeServices(w, doc.Services, doc.Time)
+}
+
+// writeJobRuns prints each job with its next instants and recent runs.
+func writeJobRuns(w io.Writer, doc JobsDoc) error {
 	if len(doc.Jobs) == 0 {
 		_, err := fmt.Fprintf(w, "node %s has no jobs\n", orDash(doc.Node))
 		return err

@@ -74,6 +74,7 @@ type pageData struct {
 	QuorumKnown         bool
 	Nodes               []NodeView
 	Jobs                []jobs.JobView
+	Services            []jobs.ServiceStatus
 	Changes             []Change
 	Now                 time.Time
 	Refresh             int
@@ -105,6 +106,9 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	d.Nodes = s.nodes(st)
 	if s.cfg.JobViews != nil {
 		d.Jobs = s.cfg.JobViews(pageRuns)
+	}
+	if s.cfg.Services != nil {
+		d.Services = s.cfg.Services()
 	}
 	if s.cfg.Changes != nil {
 		d.Changes = s.cfg.Changes.Changes()

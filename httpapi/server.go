@@ -35,6 +35,9 @@ type Config struct {
 	// Jobs returns the job runner's per-job status, the "jobs" field of
 	// /status. Nil leaves the field out. Called per request.
 	Jobs func() []jobs.JobStatus
+	// Services returns the leader-only services' state on this node, the
+	// "services" field of /status and /jobs. Nil leaves it out.
+	Services func() []jobs.ServiceStatus
 	// JobViews returns every job's schedule, next instants and at most
 	// runs recent runs, for /jobs and the status page. Nil serves an empty
 	// list. Called per request.
@@ -163,6 +166,7 @@ func (s *Server) statusDoc(exp exposure) StatusDoc {
 	if s.cfg.Jobs != nil {
 		doc.Jobs = s.view("jobs", func() any { return exp.statuses(s.cfg.Jobs()) }, &doc.Warnings)
 	}
+	doc.Services = s.services()
 	doc.Extra = s.view("extra", s.cfg.Extra, &doc.Warnings)
 	return doc
 }
@@ -269,6 +273,14 @@ func (s *Server) maxConns() int {
 		return DefaultMaxConns
 	}
 	return s.cfg.MaxConns
+}
+
+// services returns Config.Services' answer, nil without one.
+func (s *Server) services() []jobs.ServiceStatus {
+	if s.cfg.Services == nil {
+		return nil
+	}
+	return s.cfg.Services()
 }
 
 func writeText(w http.ResponseWriter, code int, msg string) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/jobs"
 )
 
 // StatusDoc is the JSON document /status serves, and what FetchStatus
@@ -36,6 +37,9 @@ type StatusDoc struct {
 	// Jobs is the job runner's per-job view (Config.Jobs), as that
 	// package defines it; absent when there is none.
 	Jobs json.RawMessage `json:"jobs,omitempty"`
+	// Services are the leader-only services' state on this node
+	// (Config.Services); absent when none are configured.
+	Services []jobs.ServiceStatus `json:"services,omitempty"`
 	// Extra is any further view (peers heard and when, ...) from
 	// Config.Extra; absent when there is none.
 	Extra json.RawMessage `json:"extra,omitempty"`

@@ -55,6 +55,9 @@ func WriteTable(w io.Writer, doc StatusDoc) error {
 	} else if err := writeSection(w, "JOBS", doc.Jobs); err != nil {
 		return err
 	}
+	if err := writeServices(w, doc.Services, doc.Time); err != nil {
+		return err
+	}
 	return writeSection(w, "", doc.Extra)
 }
 

@@ -78,3 +78,40 @@ func (c *transportCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(packetsDroppedDesc, prometheus.CounterValue, float64(n), reason)
 	}
 }
+
+// ServiceLabel names the service in service metrics.
+const ServiceLabel = "service_name"
+
+// WatchServices exports, at every scrape, each leader-only service as
+// /status shows it (jobs.Runner.Services): whether this node's copy runs,
+// and how many of its copies exited here while it led. Call it once.
+func (m *Metrics) WatchServices(snapshot func() []jobs.ServiceStatus) {
+	m.reg.MustRegister(&servicesCollector{snapshot: snapshot})
+}
+
+var (
+	serviceUpDesc = prometheus.NewDesc(Namespace+"_service_up",
+		"1 while this node's copy of the leader-only service runs, else 0.", []string{ServiceLabel}, nil)
+	serviceRestartsDesc = prometheus.NewDesc(Namespace+"_service_restarts_total",
+		"Copies of the service that exited on this node while it led (each is restarted after a delay).", []string{ServiceLabel}, nil)
+)
+
+type servicesCollector struct {
+	snapshot func() []jobs.ServiceStatus
+}
+
+func (c *servicesCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- serviceUpDesc
+	ch <- serviceRestartsDesc
+}
+
+func (c *servicesCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.snapshot() {
+		up := 0.0
+		if s.State == jobs.ServiceRunning {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(serviceUpDesc, prometheus.GaugeValue, up, s.Name)
+		ch <- prometheus.MustNewConstMetric(serviceRestartsDesc, prometheus.CounterValue, float64(s.Restarts), s.Name)
+	}
+}

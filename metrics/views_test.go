@@ -72,3 +72,25 @@ func gaugeValue(t *testing.T, m *Metrics, name string) float64 {
 	t.Fatalf("no %s", name)
 	return 0
 }
+
+// TestServiceViews: each leader-only service's copy is up (1) only while it
+// runs here, and its restarts are counted, under service_name.
+func TestServiceViews(t *testing.T) {
+	m := New("test")
+	m.WatchServices(func() []jobs.ServiceStatus {
+		return []jobs.ServiceStatus{{Name: "scheduler", State: jobs.ServiceRunning, Restarts: 2},
+			{Name: "consumer", State: jobs.ServiceRestarting, Restarts: 5}, {Name: "idle", State: jobs.ServiceIdle}}
+	})
+	require.NoError(t, testutil.GatherAndCompare(m.Registry(), strings.NewReader(`
+# HELP lanleader_service_up 1 while this node's copy of the leader-only service runs, else 0.
+# TYPE lanleader_service_up gauge
+lanleader_service_up{service_name="consumer"} 0
+lanleader_service_up{service_name="idle"} 0
+lanleader_service_up{service_name="scheduler"} 1
+# HELP lanleader_service_restarts_total Copies of the service that exited on this node while it led (each is restarted after a delay).
+# TYPE lanleader_service_restarts_total counter
+lanleader_service_restarts_total{service_name="consumer"} 5
+lanleader_service_restarts_total{service_name="idle"} 0
+lanleader_service_restarts_total{service_name="scheduler"} 2
+`), "lanleader_service_up", "lanleader_service_restarts_total"))
+}
