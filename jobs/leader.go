@@ -235,17 +235,13 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 }
 
 // takenOverInstantLocked returns the newest instant of j the current
-// leadership took over: its own entry's when it took j up, or a peer's
-// (zero if none, or if a truncated ledger left j out). Must hold r.mu.
+// leadership took over (position.inherited; zero if none, or if a
+// truncated ledger left j out). Must hold r.mu.
 func (r *Runner) takenOverInstantLocked(j *job) time.Time {
 	if r.unknown[j.id] {
 		return time.Time{}
 	}
-	from := j.pos.ownBefore
-	if p, ok := r.peer[j.id]; ok && p.Term != r.term {
-		from = maxTime(from, p.Instant)
-	}
-	return from
+	return j.pos.inherited
 }
 
 // concludeManualLocked is takeOver's rule for j's manual runs: the newest

@@ -20,10 +20,12 @@ type position struct {
 	// within the gathering window, the loop schedules only later ones.
 	takeover time.Time
 	decided  bool
-	// ownBefore is the instant of this node's own ledger entry when the
-	// leadership took the job up (zero if none): where the failover gap
-	// starts if the leadership's own runs overtake it before the decision.
-	ownBefore time.Time
+	// inherited is the newest instant the leadership took over: from this
+	// node's own entry and its pool when it took the job up, and from every
+	// entry of another term heard since (inheritLocked). The failover gap
+	// starts there when the leadership's own runs overtook it before the
+	// decision; by then the pool may hold only a relay of those runs.
+	inherited time.Time
 	// cursor is the newest instant accounted for: started, skipped with a
 	// logged reason, or made due. The loop waits for sched.Next(cursor).
 	cursor time.Time
@@ -62,14 +64,30 @@ func (r *Runner) takeUpLocked(j *job, now time.Time) {
 	if j.pos.term != r.term {
 		j.pos = position{term: r.term, takeover: r.leadStart, cursor: now}
 		if e, ok := r.own[j.id]; ok {
-			j.pos.ownBefore = e.Instant
+			j.pos.inherited = e.Instant
 			if e.Instant.After(now) {
 				j.pos.cursor = e.Instant // started already (the clock went back): not again
 			}
 		}
+		if e, ok := r.peer[j.id]; ok {
+			r.inheritLocked(e)
+		}
 	}
 	if !j.pos.decided && !now.Before(r.gatherUntil) {
 		r.applyLocked(j, r.takeOver(j, j.pos.takeover, now, r.term))
+	}
+}
+
+// inheritLocked notes e, an entry this node heard, in the position of its
+// job: one of another term than this node's current leadership is taken
+// over (position.inherited). Must hold r.mu.
+func (r *Runner) inheritLocked(e LedgerEntry) {
+	j := r.byID[e.JobID]
+	if j == nil || r.term == 0 || j.pos.term != r.term || e.Term == r.term {
+		return
+	}
+	if e.Instant.After(j.pos.inherited) {
+		j.pos.inherited = e.Instant
 	}
 }
 

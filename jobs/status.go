@@ -130,6 +130,7 @@ func (r *Runner) adoptLocked(l Ledger) {
 	r.hearRuns(l.Entries)
 	for _, e := range l.Entries {
 		named[e.JobID] = true
+		r.inheritLocked(e)
 		delete(r.unknown, e.JobID)
 		e.Held = false // its sender's word about itself (holdLocked)
 		if cur, ok := r.peer[e.JobID]; !ok || !newer(cur, e) {
