@@ -7,7 +7,9 @@ import (
 )
 
 // Client queries (`lanleader who`, FlagClient) are answered by the leader
-// and touch nothing else: no term, peer, detector or election state. They
+// (and by a witness, with a report naming the leader it follows: `who`
+// shows witnesses too) and touch nothing else: no term, peer, detector or
+// election state. They
 // cost the leader at most clientBurst answers at once and one per
 // clientRefill after that, each no larger than the query (the query is
 // padded, the answer carries no payload), and a replayed query is dropped.
@@ -48,7 +50,7 @@ func (n *Node) stepClientQuery(now time.Time, m *Message) DropReason {
 	switch {
 	case m.Nonce == 0 || len(m.Payload) < ClientQueryPad:
 		return DropMalformed
-	case m.Type == Query && n.role != election.Leader:
+	case m.Type == Query && n.role != election.Leader && !n.cfg.Witness:
 		return DropNotLeader
 	}
 	c := &n.clients
@@ -76,6 +78,11 @@ func (n *Node) stepClientQuery(now time.Time, m *Message) DropReason {
 			return DropRateLimited
 		}
 		n.requests = append(n.requests, ClientRequest{From: m.From, Nonce: m.Nonce, Payload: m.Payload})
+		return ""
+	}
+	if n.role != election.Leader {
+		// A witness: "I vote, and follow this leader".
+		n.emit(m.From, Message{Type: Query, Flags: FlagReport, Term: n.leader.Term, Leader: n.leader.ID, Nonce: m.Nonce})
 		return ""
 	}
 	n.emit(m.From, Message{Type: Answer, Term: n.leader.Term, Leader: n.cfg.NodeID, Nonce: m.Nonce})

@@ -64,7 +64,7 @@ type Config struct {
 	// joins follows the sitting leader, which avoids needless failovers.
 	Preempt bool
 	// ClusterSize turns on quorum mode when positive: the number of
-	// voters in the cluster. A claim then needs VOTEs
+	// voters in the cluster (witnesses included). A claim then needs VOTEs
 	// from a majority (ClusterSize/2+1, the claimant included), a leader
 	// may act only while a majority ACKs its heartbeats (its lease), and a
 	// node that voted or acked will not vote for another claim for its
@@ -72,6 +72,12 @@ type Config struct {
 	// no leader at all. 0: no quorum, a leader per connected side. Preempt
 	// is not supported with quorum.
 	ClusterSize int
+	// Witness makes this node a voter that never leads (quorum mode only:
+	// ClusterSize counts it): it votes and acks, keeps its promises, and
+	// follows the leader like any node, but never claims. Every message it
+	// sends says so (FlagWitness), so the others never name it successor,
+	// never wait for its claim, and show it as a witness.
+	Witness bool
 	// SelfEcho says the transport delivers this node's own broadcasts back
 	// to it (a broadcast socket on Linux does). The node then knows when
 	// it cannot receive: a candidate leads only if it heard its own claim
@@ -199,6 +205,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("protocol: config GatherWindow (%v) must be in 0..100×Interval (%v)", c.GatherWindow, 100*c.Interval)
 	case c.ClusterSize > 0 && c.Preempt:
 		return errors.New("protocol: config Preempt is not supported with ClusterSize (quorum mode)")
+	case c.Witness && c.ClusterSize == 0:
+		return errors.New("protocol: config Witness needs ClusterSize (quorum mode): a witness only votes and acks")
 	case c.Rand == nil:
 		return errors.New("protocol: config Rand must be set (a seeded *rand.Rand)")
 	}

@@ -223,6 +223,9 @@ func (n *Node) deafRetry() time.Duration {
 // whether that node hears our leader.
 func (n *Node) heardPeer(now time.Time, m *Message) {
 	n.hear.lastPeer = now
+	if p := n.peers[m.From]; p != nil {
+		p.witness = m.Flags&FlagWitness != 0
+	}
 	if n.role == election.Leader && n.hearsUs(m.Heard) {
 		n.hear.reflected = now
 	}

@@ -319,6 +319,9 @@ func (n *Node) emit(to string, m Message) {
 	if n.holding && n.role != election.Leader && carriesOwnPayload(m.Type) {
 		m.Flags |= FlagHolding
 	}
+	if n.cfg.Witness {
+		m.Flags |= FlagWitness
+	}
 	if to == "" {
 		n.sentBroadcast()
 	}

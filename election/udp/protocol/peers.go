@@ -18,6 +18,9 @@ type peer struct {
 	// promise is what its latest VOTE or ACK promised (zero: none yet, or
 	// not said).
 	promise time.Duration
+	// witness: its latest message said it is a witness (FlagWitness): it
+	// never claims.
+	witness bool
 	// prevInc and prevSeq are the incarnation this id had before the
 	// current one, still admitted while it keeps sending fresh sequence
 	// numbers: two live processes with one id (a misconfiguration) are
@@ -134,7 +137,7 @@ func (n *Node) successor() string {
 	best := ""
 	var bp uint8
 	for id, p := range n.peers {
-		if p.gone || p.resumed {
+		if p.gone || p.resumed || p.witness {
 			continue
 		}
 		if best == "" || p.priority > bp || (p.priority == bp && id > best) {

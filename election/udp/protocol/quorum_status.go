@@ -26,6 +26,9 @@ type QuorumStatus struct {
 	// within ForgetPeerAfter; HeardIDs lists them, sorted.
 	Heard    int
 	HeardIDs []string
+	// Witnesses are the ids of HeardIDs that are witnesses
+	// (Config.Witness, FlagWitness), this node included if it is one.
+	Witnesses []string
 	// Overfull is Heard > Size: ClusterSize is too small for the nodes on
 	// the LAN, and this node will not vote, ack or act as leader.
 	Overfull bool
@@ -69,12 +72,24 @@ func (n *Node) Quorum() QuorumStatus {
 		Lost:       q.lost,
 		Heard:      q.heard,
 		HeardIDs:   slices.Clone(q.heardIDs),
+		Witnesses:  n.witnesses(),
 		Overfull:   q.overfull(),
 		Promise:    q.promise,
 		MinPromise: q.minPromise,
 		MaxPromise: q.maxPromise,
 		Differing:  n.differingPromises(),
 	}
+}
+
+// witnesses lists, sorted, the ids heard lately that are witnesses.
+func (n *Node) witnesses() []string {
+	var out []string
+	for _, id := range n.q.heardIDs {
+		if p := n.peers[id]; id == n.cfg.NodeID && n.cfg.Witness || p != nil && p.witness {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // differingPromises lists the peers heard lately whose latest grant

@@ -173,3 +173,10 @@ const FlagRefused uint8 = 1 << 5
 // cannot hear (a one-way loss, a half-open firewall) and does not take
 // over. Raft's PreVote rejection, without votes; quorum mode has votes.
 const FlagRejected uint8 = 1 << 6
+
+// FlagWitness is set on every message of a witness (Config.Witness): a
+// voter that never claims. Others never name it successor, do not count
+// it among the peers whose claim would come first, and show it as a
+// witness. On a Query with FlagReport it answers a client's Query
+// (`lanleader who`): Leader and Term name the leader it follows.
+const FlagWitness uint8 = 1 << 7

@@ -138,6 +138,10 @@ func (n *Node) tickOnce(now time.Time) bool {
 		if now.Before(n.waitUntil) {
 			return false
 		}
+		if n.cfg.Witness {
+			n.witnessAsks(now)
+			return true
+		}
 		n.backOff(now, 0)
 	case backingOff:
 		if now.Before(n.waitUntil) {

@@ -62,6 +62,18 @@ func (n *Node) wait(now time.Time, d time.Duration) {
 	n.setLeader(election.LeaderInfo{}, 0)
 }
 
+// witnessAsks is what a witness that follows no leader does instead of
+// claiming: it broadcasts "who leads?" (a QUERY, which a leader answers)
+// and waits Suspect to ask again. It is also how the others hear it: a
+// witness is otherwise silent but for the votes and acks it sends to one
+// node, and a node that starts while the only other voter up is a witness
+// would hear nobody, count itself isolated, and its claims would get no
+// vote.
+func (n *Node) witnessAsks(now time.Time) {
+	n.wait(now, n.t.Suspect)
+	n.emit("", Message{Type: Query})
+}
+
 // yieldTo gives way to m's claim: wait for the claimant's heartbeat and,
 // in quorum mode, vote for it.
 func (n *Node) yieldTo(now time.Time, m *Message) {
@@ -91,8 +103,13 @@ func (n *Node) suspect(now time.Time, d time.Duration) {
 	n.setLeader(election.LeaderInfo{}, 0)
 }
 
-// campaign broadcasts CLAIM(next round) and waits ClaimWindow.
+// campaign broadcasts CLAIM(next round) and waits ClaimWindow. A witness
+// never claims: it asks who leads instead (witnessAsks).
 func (n *Node) campaign(now time.Time, preempt bool) {
+	if n.cfg.Witness {
+		n.witnessAsks(now)
+		return
+	}
 	if n.barred(now) {
 		// A process with our id that started first is around: leading
 		// would give two processes one id and, maybe, one term.

@@ -110,7 +110,7 @@ func (n *Node) suspectSilence(now time.Time) {
 func (n *Node) rankWait(dead string) time.Duration {
 	rank := 0
 	for id, p := range n.peers {
-		if p.gone || p.resumed || id == dead {
+		if p.gone || p.resumed || p.witness || id == dead {
 			continue
 		}
 		if claimsAhead(p.priority, NodeTag(id), id, n.cfg.Priority, n.tag, n.cfg.NodeID) {

@@ -61,6 +61,9 @@ func (s *Sim) observe(sn *simNode) {
 		s.fail("%s: term went back from %x to %x", sn.id, sn.maxTerm, st.Term)
 	}
 	sn.maxTerm = st.Term
+	if check && sn.witness && st.Role != election.Follower {
+		s.fail("%s is a witness and became %v", sn.id, st.Role)
+	}
 	switch st.Role {
 	case election.Leader:
 		t := st.Leader.Term

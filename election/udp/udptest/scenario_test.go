@@ -67,12 +67,22 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	if quorum {
 		jobs = &Jobs{Every: time.Duration(1+shape.IntN(5)) * base.Interval, Gather: base.Timings().Gather, Strict: true}
 	}
+	// In half the quorum runs up to half the nodes, the last ones, are
+	// witnesses: voters that never lead (whatever their priority).
+	witness := map[string]bool{}
+	if quorum && shape.IntN(2) == 0 {
+		for _, id := range ids[n-shape.IntN(n/2+1):] {
+			witness[id] = true
+		}
+	}
 	s := New(Options{
 		Seed: seed, Base: base, Link: link, Trace: trace, Probes: probes, Drift: drift,
 		Jobs: jobs, StateFiles: stateFiles,
-		Configure: func(id string, c *protocol.Config) { c.Priority = prios[id]; c.Preempt = preempt[id] },
+		Configure: func(id string, c *protocol.Config) {
+			c.Priority, c.Preempt, c.Witness = prios[id], preempt[id], witness[id]
+		},
 	}, ids...)
-	s.logf("scenario seed=%d quorum=%v echo=%v n=%d interval=%v link=%+v prios=%v preempt=%v state=%v", seed, quorum, base.SelfEcho, n, base.Interval, link, prios, preempt, stateFiles)
+	s.logf("scenario seed=%d quorum=%v echo=%v n=%d interval=%v link=%+v prios=%v preempt=%v state=%v witnesses=%v", seed, quorum, base.SelfEcho, n, base.Interval, link, prios, preempt, stateFiles, witness)
 	r := s.Rand()
 	s.Run(time.Duration(5+r.IntN(10)) * base.Interval)
 

@@ -99,10 +99,12 @@ type simNode struct {
 	wakes    uint64
 	gen      uint64
 	// echo: the node's config has SelfEcho, so its broadcasts loop back.
-	echo   bool
-	tickAt time.Time
-	inc    uint64
-	starts int
+	echo bool
+	// witness: the node's config has Witness: it must never lead.
+	witness bool
+	tickAt  time.Time
+	inc     uint64
+	starts  int
 	// lastRole and lastTerm track transitions for invariants and figures.
 	lastRole election.Role
 	lastTerm uint64
@@ -264,7 +266,7 @@ func (s *Sim) boot(sn *simNode) {
 	if s.opts.Configure != nil {
 		s.opts.Configure(sn.id, &cfg)
 	}
-	sn.echo = cfg.SelfEcho
+	sn.echo, sn.witness = cfg.SelfEcho, cfg.Witness
 	n, err := protocol.NewNode(cfg, s.nodeNow(sn))
 	if err != nil {
 		panic(fmt.Sprintf("udptest: node %s: %v", sn.id, err))

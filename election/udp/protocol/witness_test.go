@@ -1,0 +1,110 @@
+package protocol
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// witnessNet is two nodes, a and b, and a witness w of highest priority,
+// in a 3-voter quorum cluster, elected.
+func witnessNet(t *testing.T) *net {
+	t.Helper()
+	nw := &net{nodes: map[string]*Node{}, down: map[string]bool{}, now: t0}
+	for i, id := range []string{"a", "b", "w"} {
+		c := testConfig(id, 100, uint64(i+1))
+		c.ClusterSize = 3
+		if id == "w" {
+			c.Witness, c.Priority = true, 255 // it would win every claim
+		}
+		n, err := NewNode(c, t0)
+		require.NoError(t, err)
+		nw.nodes[id] = n
+	}
+	nw.pump()
+	nw.run(5 * time.Second)
+	require.Len(t, nw.leaders(), 1)
+	return nw
+}
+
+func TestWitnessConfigNeedsQuorum(t *testing.T) {
+	c := testConfig("w", 100, 1)
+	c.Witness = true
+	assert.ErrorContains(t, c.Validate(), "Witness needs ClusterSize")
+	c.ClusterSize = 3
+	assert.NoError(t, c.Validate())
+}
+
+// TestWitnessVotesAndAcksButNeverLeads: a witness takes part in every
+// majority — a leader keeps its lease with the witness alone when the
+// other node is down — and never leads: not at start (its priority would
+// win), not when the leader dies (it keeps waiting; the survivor leads on
+// its vote), not when named nowhere.
+func TestWitnessVotesAndAcksButNeverLeads(t *testing.T) {
+	nw := witnessNet(t)
+	w := nw.nodes["w"]
+	assert.NotEqual(t, "w", nw.leaders()[0])
+	assert.Zero(t, w.Stats().Elections, "a witness never claims")
+	assert.Equal(t, election.Follower, w.Status().Role)
+
+	first := nw.leaders()[0]
+	other := map[string]string{"a": "b", "b": "a"}[first]
+	nw.down[other] = true
+	nw.run(10 * time.Second)
+	assert.Equal(t, []string{first}, nw.leaders(), "the witness's acks keep the lease of the leader alone")
+	assert.True(t, nw.nodes[first].CanActAsLeader(nw.now))
+
+	nw.down[other] = false
+	nw.down[first] = true
+	nw.run(10 * time.Second)
+	assert.Equal(t, []string{other}, nw.leaders(), "the survivor leads on the witness's vote")
+	assert.Zero(t, w.Stats().Elections)
+	assert.Positive(t, w.Stats().VotesGranted)
+
+	nw.down[other] = true // both servers gone: nobody leads, the witness least
+	nw.run(30 * time.Second)
+	assert.Empty(t, nw.leaders())
+	assert.Zero(t, w.Stats().Elections)
+	assert.Equal(t, election.Follower, w.Status().Role)
+}
+
+// TestWitnessIsNeverNamedSuccessor: a resigning leader hands over to a
+// node that will claim, never to a witness, whatever its priority.
+func TestWitnessIsNeverNamedSuccessor(t *testing.T) {
+	nw := witnessNet(t)
+	l := nw.nodes[nw.leaders()[0]]
+	assert.NotEqual(t, "w", l.successor())
+	assert.NotEmpty(t, l.successor())
+	q := l.Quorum()
+	assert.Equal(t, []string{"w"}, q.Witnesses)
+	assert.Equal(t, []string{"w"}, nw.nodes["w"].Quorum().Witnesses, "a witness counts itself")
+}
+
+// TestWitnessAnswersWhoWithItsLeader: `lanleader who` learns of a witness
+// and the leader it follows; a follower that is no witness says nothing.
+func TestWitnessAnswersWhoWithItsLeader(t *testing.T) {
+	nw := witnessNet(t)
+	l := nw.leaders()[0]
+	q := Message{Type: Query, Cluster: "test", From: "who-1", Incarnation: 1, Seq: 1, Flags: FlagClient, Nonce: 42,
+		Payload: make([]byte, ClientQueryPad)}
+	w := nw.nodes["w"]
+	w.Step(nw.now, q)
+	out := w.Ready()
+	require.Len(t, out, 1)
+	m := out[0].Msg
+	assert.Equal(t, "who-1", out[0].To)
+	assert.Equal(t, Query, m.Type)
+	assert.Equal(t, FlagReport|FlagWitness, m.Flags&(FlagReport|FlagWitness))
+	assert.Equal(t, uint64(42), m.Nonce)
+	assert.Equal(t, l, m.Leader)
+	assert.Equal(t, nw.nodes[l].Status().Leader.Term, m.Term)
+
+	f := nw.nodes[map[string]string{"a": "b", "b": "a"}[l]]
+	f.Step(nw.now, q)
+	assert.Empty(t, f.Ready())
+	assert.Equal(t, DropNotLeader, f.LastDrop())
+}
