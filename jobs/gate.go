@@ -37,3 +37,19 @@ func (f StartGateFunc) Commit(ctx context.Context, job string, e LedgerEntry) er
 // stalled in between must not start anything on a lease that ended. Call
 // it without r.mu: the elector takes its own lock.
 func (r *Runner) mayAct() bool { return r.cfg.CanRun == nil || r.cfg.CanRun() }
+
+// mayStart is the check right before an attempt of a run decided in the
+// leadership whose context is leaderCtx (the job's run context) execs: ""
+// if it may, else why not. That leadership must still be under way, not
+// only some leadership of this node: between an end and a new start
+// another leader may have run the instant. A reload that removed the job
+// ends the context too.
+func (r *Runner) mayStart(leaderCtx context.Context) string {
+	switch {
+	case leaderCtx.Err() != nil:
+		return "the leadership it was decided in ended (or the job was removed)"
+	case !r.mayAct():
+		return "this node cannot currently act as leader"
+	}
+	return ""
+}

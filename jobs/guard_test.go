@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -72,6 +73,51 @@ func TestManualRunAsksTheGuardAgainAfterTheGate(t *testing.T) {
 		assert.Equal(t, OutcomeCancelled, done.Outcome)
 		require.Len(t, recs.all(), 1)
 		assert.Contains(t, recs.all()[0].Error, "cannot currently act as leader")
+		cancel()
+		require.NoError(t, r.Wait(context.Background()))
+	})
+}
+
+// A run whose leadership ended while its gate waited does not start, even
+// when this node leads again by the time the gate says yes: the guard says
+// whether this node may act now, and the new leadership may, but the run
+// was decided in the old one, and a leader between the two may have run
+// its instant meanwhile. (udp.Commit can say yes on a context that ended:
+// its select picks at random among ready cases.) on_leader_loss: finish,
+// whose attempts do not run under the leadership's context, is where the
+// process would otherwise start.
+func TestRunDoesNotStartInALaterLeadership(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		f := &fakeExec{}
+		var el *fakeElector
+		var once sync.Once
+		gate := StartGateFunc(func(context.Context, string, LedgerEntry) error {
+			once.Do(func() {
+				el.follow("b", 2) // deposed while the gate waited: b led term 2
+				el.lead(3)        // and this node leads again
+			})
+			return nil
+		})
+		spec := everyMinute("m")
+		spec.OnLeaderLoss = LeaderLossFinish
+		sink := &logSink{}
+		recs := &records{}
+		r := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Gate: gate, OnRunFinished: recs.add,
+			Logger: slog.New(sink)}, f)
+		el = newFakeElector(ctx, "a", r.Callbacks())
+		el.lead(1)
+		synctest.Wait()
+		time.Sleep(time.Minute + time.Second)
+		synctest.Wait()
+		assert.Empty(t, f.all(), "term 1's run execs in term 3")
+		s := r.Snapshot()[0]
+		assert.Equal(t, uint64(1), s.Skipped.Refused)
+		require.Len(t, recs.all(), 1)
+		assert.Equal(t, OutcomeCancelled, recs.all()[0].Outcome)
+		assert.Contains(t, recs.all()[0].Error, "the leadership it was decided in ended")
+		assert.NotEmpty(t, sink.find("jobs: not starting: the leadership it was decided in ended (or the job was removed)"))
 		cancel()
 		require.NoError(t, r.Wait(context.Background()))
 	})

@@ -184,6 +184,7 @@ func TestTakeoverLeavesItsOwnManualRunRunning(t *testing.T) {
 		time.Sleep(10 * time.Second)
 		rec, err := a.Trigger("m")
 		require.NoError(t, err)
+		synctest.Wait() // the run goes on
 		ea.follow("b", 2)
 		time.Sleep(5 * time.Second)
 		ea.lead(3)

@@ -126,15 +126,18 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		}
 		// The guard again, right before the exec: the gate's round trip
 		// and a retry's delay are where a stalled leader wakes up past
-		// its lease, with the gate's yes in hand.
-		if !r.mayAct() {
+		// its lease, with the gate's yes in hand. It must still be the
+		// leadership the run was decided in: one that ended meanwhile may
+		// have let another leader run the instant, even if this node
+		// leads again now.
+		if why := r.mayStart(leaderCtx); why != "" {
 			if attempt > 1 {
-				log.Warn("jobs: no retry: this node cannot currently act as leader", "attempt", attempt-1)
+				log.Warn("jobs: no retry: "+why, "attempt", attempt-1)
 				return
 			}
 			r.count(j, func(c *Counters) { c.Refused++ })
-			rec.Outcome, rec.Error = OutcomeCancelled, "not started: this node cannot currently act as leader"
-			log.Warn("jobs: not starting: this node cannot currently act as leader", "scheduled_at", rec.ScheduledAt, "term", term)
+			rec.Outcome, rec.Error = OutcomeCancelled, "not started: "+why
+			log.Warn("jobs: not starting: "+why, "scheduled_at", rec.ScheduledAt, "term", term)
 			return
 		}
 		if attempt > 1 {
