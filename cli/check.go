@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/lanleader/lanleader/config"
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/jobs"
 )
 
 // checkHTTPAddr checks a status endpoint address without resolving or
@@ -62,6 +64,34 @@ func checkJobs(src *Source, file *config.File) {
 		case !st.IsDir():
 			src.Warn("%s: %s: %s is not a directory: job %q cannot start", file.Where(key), key, j.Dir, j.Name)
 		}
+	}
+}
+
+// checkLeaderLoss warns, where the mode bounds when a deposed leader stops
+// acting (succession: udp quorum mode, etcd), about every job whose runs
+// it still cannot bound: on_leader_loss: finish without a timeout. A new
+// leader then cannot wait such a run out: once it no longer hears that
+// the run goes on, it counts it interrupted and starts the job again
+// (its rerun, or its next instant) while the run may still be going. The
+// same line goes to run's start-up log.
+func checkLeaderLoss(src *Source, file *config.File, succession election.Succession) {
+	if !succession.Bounded {
+		return
+	}
+	for i, j := range file.Jobs {
+		if j.OnLeaderLoss != jobs.LeaderLossFinish || j.Timeout > 0 {
+			continue
+		}
+		again := "starts the job's next instant"
+		if j.RerunInterrupted {
+			again = "runs the job again (rerun_interrupted)"
+		}
+		key := fmt.Sprintf("jobs[%d].on_leader_loss", i)
+		src.Warn("%s: %s: job %q: finish without a timeout: a run that outlives its leader's leadership has no end "+
+			"the next leader can wait for, so once the next leader no longer hears that the run goes on (a "+
+			"partition; in udp mode also its node unheard for 10 heartbeat intervals, a process stalled that "+
+			"long) it %s while the run may still be going. Set timeout: the next leader then waits timeout + "+
+			"kill_grace for the run", file.Where(key), key, j.Name, again)
 	}
 }
 

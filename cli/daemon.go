@@ -116,7 +116,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		Gather:     el.Gather,
 		OnHolding:  el.SetHolding,
 		HoldLapse:  el.HoldLapse,
-		Succession: el.Succession,
+		Succession: rc.ms.Succession(),
 		OnLedgerChange: func() {
 			if el.Publish != nil {
 				el.Publish()

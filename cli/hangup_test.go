@@ -96,6 +96,8 @@ type gatedMode struct {
 
 func (gatedMode) Load(*Source) error { return nil }
 
+func (gatedMode) Succession() election.Succession { return election.Succession{} }
+
 func (g gatedMode) New(env Env) (*Elector, error) {
 	close(g.building)
 	select {

@@ -52,6 +52,11 @@ type ModeSettings interface {
 	// Errors are runtime failures (exit code 1) unless wrapped with
 	// ConfigError (exit code 3).
 	New(env Env) (*Elector, error)
+	// Succession is what the mode, with these settings, promises about a
+	// deposed leader (election.Succession; zero: nothing): the job runner
+	// waits for a run such a leader left going by it, and check-config
+	// and run warn about the jobs it cannot bound. Valid after Load.
+	Succession() election.Succession
 }
 
 // Env is what run gives a mode to build its Elector with.
@@ -132,9 +137,6 @@ type Elector struct {
 	// HoldLapse is how long another node's word that it still runs a job
 	// holds (jobs.RunnerConfig.HoldLapse).
 	HoldLapse time.Duration
-	// Succession is the mode's promise about a deposed leader
-	// (election.Succession, jobs.RunnerConfig.Succession); zero: none.
-	Succession election.Succession
 	// Nodes, if set, returns the other nodes heard, for the status page.
 	Nodes func() []httpapi.NodeView
 	// Quorum, if set, returns quorum mode's state for the status page.

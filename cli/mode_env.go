@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/env"
 )
 
@@ -37,6 +38,9 @@ func (s *envSettings) Load(src *Source) error {
 	}
 	return nil
 }
+
+// Succession: env mode coordinates nothing between nodes.
+func (s *envSettings) Succession() election.Succession { return election.Succession{} }
 
 func (s *envSettings) New(e Env) (*Elector, error) {
 	el, err := env.New(env.Config{NodeID: e.NodeID, Var: s.Var, Logger: e.Logger})

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/static"
 )
 
@@ -34,6 +35,9 @@ func (s *staticSettings) Load(src *Source) error {
 	}
 	return nil
 }
+
+// Succession: static mode coordinates nothing between nodes.
+func (s *staticSettings) Succession() election.Succession { return election.Succession{} }
 
 func (s *staticSettings) New(env Env) (*Elector, error) {
 	e, err := static.New(static.Config{NodeID: env.NodeID, Leader: s.Leader, Logger: env.Logger})

@@ -39,6 +39,8 @@ func (s *fakeSettings) Load(src *Source) error {
 	return nil
 }
 
+func (s *fakeSettings) Succession() election.Succession { return election.Succession{} }
+
 func (s *fakeSettings) New(env Env) (*Elector, error) {
 	s.built = &env
 	return &Elector{Elector: election.NewFixed(election.FixedConfig{

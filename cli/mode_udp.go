@@ -323,6 +323,9 @@ func (s *udpSettings) waitBind(env Env, mode udp.Mode) (udp.BindAddr, error) {
 	}
 }
 
+// Succession is udp.SuccessionFor the cluster size.
+func (s *udpSettings) Succession() election.Succession { return udp.SuccessionFor(s.ClusterSize) }
+
 func (s *udpSettings) New(env Env) (*Elector, error) {
 	logger := env.Logger
 	pc, err := s.protocolConfig(env.NodeID)
@@ -399,7 +402,6 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		// A deposed leader's finish runs: the successor applies overlap.
 		SetHolding: e.SetHolding,
 		HoldLapse:  e.HoldLapse(),
-		Succession: e.Succession(),
 		Why:        stepDownReason(e),
 		View: func() any {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())

@@ -126,6 +126,7 @@ func (rf *runFlags) load() (*runConfig, error) {
 		errs = append(errs, err)
 	}
 	checkJobs(src, file)
+	checkLeaderLoss(src, file, ms.Succession())
 	if err := errors.Join(errs...); err != nil {
 		return nil, ConfigError{err}
 	}

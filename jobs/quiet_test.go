@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -329,6 +330,61 @@ func TestRestartedLeaderWaitsOnlyForItsOwnDeadRunToSettle(t *testing.T) {
 	})
 }
 
+// holdingPair is a deposed leader a and its successor b: a leads term 1
+// and runs spec (its processes lasting d and ignoring SIGTERM); depose
+// makes b lead term 2 (quorum mode's promise) and a follow it, still
+// connected: while a holds runs its ledger reaches b, marked, once a
+// second (as on each of b's heartbeats), and once more unmarked when it
+// stops holding. silent drops what a sends.
+type holdingPair struct {
+	a, b     *Runner
+	lives    *lifetimes
+	logs     *logSink
+	takeover time.Time
+
+	depose func()
+
+	holding, leads, silent atomic.Bool
+	wg                     sync.WaitGroup
+}
+
+func newHoldingPair(t *testing.T, ctx context.Context, spec Spec, d time.Duration) *holdingPair {
+	p := &holdingPair{lives: &lifetimes{}, logs: &logSink{}}
+	p.a = newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, OnHolding: p.holding.Store}, nil)
+	p.a.exec = p.lives.exec("a", d)
+	p.b = newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Succession: quorumSuccession,
+		Gather: time.Second, HoldLapse: holdLapseForTest, Logger: slog.New(p.logs)}, nil)
+	p.b.exec = p.lives.exec("b", d)
+	ea, eb := newFakeElector(ctx, "a", p.a.Callbacks()), newFakeElector(ctx, "b", p.b.Callbacks())
+	ea.lead(1)
+	eb.follow("a", 1)
+	p.wg.Go(func() {
+		held := false
+		for ctx.Err() == nil {
+			time.Sleep(time.Second)
+			now := p.holding.Load()
+			if !p.silent.Load() && (!p.leads.Load() || now || held) {
+				require.NoError(t, p.b.AdoptLedgerFrom("a", p.leads.Load() && now, p.a.Ledger()))
+			}
+			held = now
+		}
+	})
+	p.depose = func() {
+		p.leads.Store(true)
+		ea.follow("b", 2)
+		eb.lead(2)
+		p.takeover = time.Now()
+	}
+	return p
+}
+
+func (p *holdingPair) stop(t *testing.T, cancel context.CancelFunc) {
+	cancel()
+	p.wg.Wait()
+	require.NoError(t, p.a.Wait(context.Background()))
+	require.NoError(t, p.b.Wait(context.Background()))
+}
+
 // A deposed leader that stays connected holds its cancel run while it dies
 // (SIGTERM ignored, kill_grace long), then is cut off: the hold lapses
 // unrenewed before the run can be gone. The successor presumes it still
@@ -338,43 +394,63 @@ func TestSuccessorWaitsPastALapsedHoldForARunThatMayGoOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		spec := Spec{Name: "m", Schedule: "* * * * *", Shell: "x", KillGrace: 20 * time.Second, RerunInterrupted: true}
-		lives, logs := &lifetimes{}, &logSink{}
-		var holding, leads, cut atomic.Bool
-		a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, OnHolding: holding.Store}, nil)
-		a.exec = lives.exec("a", 5*time.Minute)
-		b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Succession: quorumSuccession,
-			Gather: time.Second, HoldLapse: holdLapseForTest, Logger: slog.New(logs)}, nil)
-		b.exec = lives.exec("b", 5*time.Minute)
-		ea, eb := newFakeElector(ctx, "a", a.Callbacks()), newFakeElector(ctx, "b", b.Callbacks())
-		ea.lead(1)
-		eb.follow("a", 1)
-		var wg sync.WaitGroup
-		wg.Go(func() { // a's ledger: its heartbeats, then marked on b's
-			for ctx.Err() == nil {
-				time.Sleep(time.Second)
-				if !cut.Load() && (!leads.Load() || holding.Load()) {
-					require.NoError(t, b.AdoptLedgerFrom("a", leads.Load(), a.Ledger()))
-				}
-			}
-		})
+		p := newHoldingPair(t, ctx, spec, 5*time.Minute)
 		time.Sleep(minute(1).Sub(time.Now()) + 30*time.Second)
-		leads.Store(true)
-		ea.follow("b", 2) // 00:01:30: deposed, connected; its run dies at 00:01:50
-		eb.lead(2)
-		takeover := time.Now()
+		p.depose() // 00:01:30: a's run dies at 00:01:50
 		time.Sleep(5 * time.Second)
-		cut.Store(true) // 00:01:35: its hold lapses at 00:01:44 or so
+		p.silent.Store(true) // 00:01:35: its hold lapses at 00:01:44 or so
 		time.Sleep(45 * time.Second)
 		synctest.Wait()
 
-		bRuns := lives.of("b")
+		bRuns := p.lives.of("b")
 		require.Len(t, bRuns, 1)
-		assert.Equal(t, takeover.Add(20*time.Second+proc.KillSettle), bRuns[0].start)
-		x, y, overlap := lives.overlapping()
+		assert.Equal(t, p.takeover.Add(20*time.Second+proc.KillSettle), bRuns[0].start)
+		x, y, overlap := p.lives.overlapping()
 		assert.False(t, overlap, "%+v %+v", x, y)
-		cancel()
-		wg.Wait()
-		require.NoError(t, a.Wait(context.Background()))
-		require.NoError(t, b.Wait(context.Background()))
+		p.stop(t, cancel)
 	})
+}
+
+// A busy NAS: the deposed leader holds a finish run (150 s) and its
+// lanleader stalls, alive, for longer than the hold's lapse (15 s against
+// 10 s), then speaks again. With a timeout on the job the run has an end
+// the successor can wait for: the stall changes nothing, the run is not
+// taken for interrupted nor rerun, and the job runs again only after its
+// outcome. Without a timeout nothing bounds the run and the hold lapse is
+// all there is: the successor reruns the instant during the stall, beside
+// the run (the documented limit check-config warns of).
+func TestSuccessorKeepsAStalledHoldersRunWhenItHasATimeout(t *testing.T) {
+	for _, timeout := range []time.Duration{10 * time.Minute, 0} {
+		t.Run(fmt.Sprintf("timeout %v", timeout), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				spec := Spec{Name: "m", Schedule: "* * * * *", Shell: "x", OnLeaderLoss: LeaderLossFinish,
+					Timeout: timeout, RerunInterrupted: true}
+				p := newHoldingPair(t, ctx, spec, 150*time.Second)
+				time.Sleep(minute(1).Sub(time.Now()) + 30*time.Second)
+				p.depose() // 00:01:30; a's run ends at 00:03:30
+				time.Sleep(10 * time.Second)
+				p.silent.Store(true) // 00:01:40: stalled
+				time.Sleep(15 * time.Second)
+				p.silent.Store(false) // 00:01:55: alive again
+				time.Sleep(minute(4).Add(10 * time.Second).Sub(time.Now()))
+				synctest.Wait()
+
+				bRuns := p.lives.of("b")
+				require.NotEmpty(t, bRuns)
+				_, _, overlap := p.lives.overlapping()
+				if timeout == 0 {
+					assert.Equal(t, "2000-01-01T00:01:00Z", bRuns[0].instant, "rerun when the hold lapsed")
+					assert.True(t, overlap)
+				} else {
+					assert.Equal(t, "2000-01-01T00:04:00Z", bRuns[0].instant, "nothing before a's run ended")
+					assert.False(t, overlap)
+					for _, rec := range p.b.History().Runs("m", 10) {
+						assert.NotEqual(t, OutcomeInterrupted, rec.Outcome, "%+v", rec)
+					}
+				}
+				p.stop(t, cancel)
+			})
+		})
+	}
 }

@@ -111,14 +111,18 @@ func (e *Elector) CanActAsLeader() bool {
 	return l != nil && l.lease.remaining() > 0
 }
 
-// Succession returns what this elector promises about a deposed leader
-// (election.Succession): it stops acting within the session TTL of its
-// successor's start. A lease that expires elects the successor only after
-// the old leader's own deadline, but a leader key deleted or a lease
+// Succession returns what this elector promises about a deposed leader:
+// SuccessionFor its session TTL.
+func (e *Elector) Succession() election.Succession { return SuccessionFor(e.cfg.SessionTTL) }
+
+// SuccessionFor returns what etcd mode with session TTL ttl promises about
+// a deposed leader (election.Succession): it stops acting within ttl of
+// its successor's start. A lease that expires elects the successor only
+// after the old leader's own deadline, but a leader key deleted or a lease
 // revoked by hand elects it at once, and the old leader may act until its
 // last renewal from before that runs out (keepAlive).
-func (e *Elector) Succession() election.Succession {
-	return election.Succession{Bounded: true, Overhang: e.cfg.SessionTTL}
+func SuccessionFor(ttl time.Duration) election.Succession {
+	return election.Succession{Bounded: true, Overhang: ttl}
 }
 
 // leading returns the current leadership if it holds term and its lease is

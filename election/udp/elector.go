@@ -246,13 +246,18 @@ func (e *Elector) SetHolding(holding bool) {
 	}
 }
 
-// Succession returns what this elector promises about a deposed leader
-// (election.Succession): in quorum mode it stops acting before a successor
-// can be elected (its lease ends before a majority may grant another);
-// without quorum nothing bounds it, since a leader cut off from the others
-// goes on leading on its side.
-func (e *Elector) Succession() election.Succession {
-	return election.Succession{Bounded: e.cfg.Protocol.ClusterSize > 0}
+// Succession returns what this elector promises about a deposed leader:
+// SuccessionFor its cluster size.
+func (e *Elector) Succession() election.Succession { return SuccessionFor(e.cfg.Protocol.ClusterSize) }
+
+// SuccessionFor returns what the udp election with clusterSize promises
+// about a deposed leader (election.Succession): in quorum mode
+// (clusterSize > 0) it stops acting before a successor can be elected,
+// since its lease ends before a majority may grant another; without quorum
+// nothing bounds it, since a leader cut off from the others goes on
+// leading on its side.
+func SuccessionFor(clusterSize int) election.Succession {
+	return election.Succession{Bounded: clusterSize > 0}
 }
 
 // HoldLapse returns how long a run another node said it holds counts as

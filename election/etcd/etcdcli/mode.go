@@ -149,6 +149,10 @@ func (s *settings) config(node string) etcd.Config {
 	}
 }
 
+// Succession is etcd.SuccessionFor the session TTL: a successor waits for
+// a deposed leader's runs for the TTL too.
+func (s *settings) Succession() election.Succession { return etcd.SuccessionFor(s.SessionTTL) }
+
 // New builds the Elector and the etcd ledger, hooked to the job runner: a
 // new leader reads the ledger into the runner before it schedules, every
 // run's entry is committed before its process starts (the runner's start
@@ -178,8 +182,6 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 	return &cli.Elector{
 		Elector: loginChecked{el},
 		CanRun:  el.CanActAsLeader,
-		// A successor waits for a deposed leader's runs for the TTL too.
-		Succession: el.Succession(),
 		// Every run's entry is in etcd, under this leadership, before its
 		// process starts.
 		Gate:    ledger,
