@@ -18,6 +18,9 @@ import (
 // failure hooks) are the same for every kind.
 type executor interface {
 	execute(ctx context.Context, a *attemptCall) attemptResult
+	// stopTime is how long an attempt can go on once its ctx ended, with
+	// killGrace between SIGTERM and SIGKILL (quiet.go).
+	stopTime(killGrace time.Duration) time.Duration
 }
 
 // attemptCall is one attempt as an executor gets it.
@@ -66,6 +69,12 @@ func (r *Runner) executorFor(spec *Spec) executor {
 // in tests).
 type procExecutor struct {
 	run func(context.Context, proc.Spec) proc.Result
+}
+
+// stopTime: SIGTERM, SIGKILL killGrace later, and the processes gone
+// within proc.KillSettle after that.
+func (p procExecutor) stopTime(killGrace time.Duration) time.Duration {
+	return killGrace + proc.KillSettle
 }
 
 func (p procExecutor) execute(ctx context.Context, a *attemptCall) attemptResult {

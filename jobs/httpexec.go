@@ -44,6 +44,10 @@ type httpExecutor struct {
 	transport http.RoundTripper
 }
 
+// stopTime: the request is aborted as ctx ends (what the server already
+// does with it, its Idempotency-Key covers).
+func (h httpExecutor) stopTime(time.Duration) time.Duration { return 0 }
+
 func (h httpExecutor) execute(ctx context.Context, a *attemptCall) attemptResult {
 	start := time.Now()
 	res := h.do(ctx, a)

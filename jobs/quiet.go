@@ -33,16 +33,17 @@ func (r *Runner) killGrace(spec *Spec) time.Duration {
 }
 
 // stopBound returns how long after its leader stops acting a run of spec
-// can still be going: with on_leader_loss: cancel, its kill grace; with
-// finish, the attempt's timeout and then its kill grace (no retry starts
-// once leadership is lost), and nothing bounds it without a timeout.
-// Both count the time its processes take to die after SIGKILL.
+// can still be going: with on_leader_loss: cancel, its attempt's stop time
+// (a process's kill grace and settling, executor.stopTime); with finish,
+// the attempt's timeout and then its stop time (no retry starts once
+// leadership is lost), and nothing bounds it without a timeout.
 func (r *Runner) stopBound(spec *Spec) (time.Duration, bool) {
+	stop := r.executorFor(spec).stopTime(r.killGrace(spec))
 	switch {
 	case spec.OnLeaderLoss == LeaderLossCancel:
-		return r.killGrace(spec) + proc.KillSettle, true
+		return stop, true
 	case spec.Timeout > 0:
-		return spec.Timeout + r.killGrace(spec) + proc.KillSettle, true
+		return spec.Timeout + stop, true
 	}
 	return 0, false
 }

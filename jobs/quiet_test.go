@@ -454,3 +454,29 @@ func TestSuccessorKeepsAStalledHoldersRunWhenItHasATimeout(t *testing.T) {
 		})
 	}
 }
+
+// How long after its leader stops acting a run can still be going, by
+// kind and on_leader_loss: a process's kill grace and the kill's settling;
+// a finish run's timeout before that; an http request, aborted at once,
+// nothing more; a finish run without a timeout, no bound.
+func TestStopBound(t *testing.T) {
+	r := newTestRunner(t, "a", &fakeExec{}, Spec{Name: "m", Schedule: "* * * * *", Shell: "x"})
+	req := &HTTPRequest{URL: "https://example.org/hook"}
+	for name, tc := range map[string]struct {
+		spec Spec
+		want time.Duration
+		ok   bool
+	}{
+		"process, cancel, default grace": {Spec{}, DefaultKillGrace + proc.KillSettle, true},
+		"process, cancel":                {Spec{KillGrace: 3 * time.Second}, 3*time.Second + proc.KillSettle, true},
+		"process, finish, timeout":       {Spec{OnLeaderLoss: LeaderLossFinish, Timeout: time.Minute, KillGrace: 3 * time.Second}, time.Minute + 3*time.Second + proc.KillSettle, true},
+		"process, finish, no timeout":    {Spec{OnLeaderLoss: LeaderLossFinish}, 0, false},
+		"http, cancel":                   {Spec{HTTP: req}, 0, true},
+		"http, finish, timeout":          {Spec{HTTP: req, OnLeaderLoss: LeaderLossFinish, Timeout: time.Minute}, time.Minute, true},
+		"http, finish, no timeout":       {Spec{HTTP: req, OnLeaderLoss: LeaderLossFinish}, 0, false},
+	} {
+		got, ok := r.stopBound(&tc.spec)
+		assert.Equal(t, tc.ok, ok, name)
+		assert.Equal(t, tc.want, got, name)
+	}
+}
