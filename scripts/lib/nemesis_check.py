@@ -432,7 +432,7 @@ def check(a):
         len(runs), len(atts), len({x.node for x in atts}), len(became), len(status), hms(lo * 1000), hms(hi * 1000)))
     out.append("accounted: " + ", ".join("%s %d" % kv for kv in sorted(counts.items())))
     if refused_lost:
-        out.append("refused by the guard and run by nobody (issue 22 item 12): %d: %s" % (
+        out.append("refused by the guard (cannot act as leader) and run by nobody: %d: %s" % (
             len(refused_lost), " ".join("%s@%s" % (j, hms(t * 1000)) for j, t in refused_lost[:20])))
     if errors:
         out.append("ERROR lines: " + "; ".join("%s x%d" % kv for kv in sorted(errors.items())))

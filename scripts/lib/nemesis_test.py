@@ -148,7 +148,7 @@ class CheckerTest(unittest.TestCase):
         r.log("n2", (T0 + 10) * 1000 + 1, "jobs: not starting: this node cannot currently act as leader",
               job=JOB, scheduled_at=iso(T0 + 10))
         rc, out = r.check()
-        self.assertIn("refused by the guard and run by nobody (issue 22 item 12): 1", out)
+        self.assertIn("refused by the guard (cannot act as leader) and run by nobody: 1", out)
         r.log("n1", (T0 + 10) * 1000 + 2, "jobs: not starting: previous run still going (overlap: skip)",
               job=JOB, scheduled_at=iso(T0 + 10))
         rc, out = r.check()
