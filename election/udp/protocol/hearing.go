@@ -110,8 +110,9 @@ type hearState struct {
 	deafPeers  map[string]*deafPeer
 	dup        Duplicate
 	dupQueryAt time.Time
-	// dupSeq is the Seq of the duplicate's last proof (onDuplicate).
-	dupSeq   uint64
+	// proofs holds, per incarnation of another process with our id, its
+	// last proof (onDuplicate).
+	proofs   map[uint64]proof
 	reportAt time.Time
 	// rivalReportAt limits rival reports on their own: a presence report
 	// just sent must not delay one (the leader decides within an interval).
@@ -311,24 +312,58 @@ func (n *Node) onDuplicate(now time.Time, m *Message) {
 	if m.Type != Query || m.Nonce != n.cfg.Incarnation {
 		return // names no process live since we started: proves nothing
 	}
-	if d := n.hear.dup; d.Incarnation == m.Incarnation && m.Seq <= n.hear.dupSeq {
+	if p, ok := n.hear.proofs[m.Incarnation]; ok && m.Seq <= p.seq {
 		return // that proof replayed
 	}
+	n.noteProof(m.Incarnation, proof{seq: m.Seq, at: now})
 	n.observeTerm(m.Term)
 	first := n.cfg.Incarnation < m.Incarnation
 	n.hear.dup = Duplicate{Addr: m.Addr, Incarnation: m.Incarnation, First: first, At: now}
-	n.hear.dupSeq = m.Seq
 	if !first && n.role != election.Follower {
 		n.stats.DuplicateStepDown++
 		n.wait(now, n.t.YieldWait)
 	}
 }
 
-// barred reports whether a duplicate of our id that started first was
-// heard recently: this node must not claim or lead.
+// proof is the last proof (a Query naming our incarnation) of one other
+// process with our id: its Seq, so that a replay is stale, and when it came.
+type proof struct {
+	seq uint64
+	at  time.Time
+}
+
+// maxProofs bounds hearState.proofs: more processes than this with our id
+// within one process's life is beyond any misconfiguration it reports.
+const maxProofs = 8
+
+// noteProof records p as the last proof of incarnation inc. Every
+// incarnation keeps its own, so that replaying the proofs of two processes
+// in turn finds each one stale; the longest unheard is forgotten first.
+func (n *Node) noteProof(inc uint64, p proof) {
+	if n.hear.proofs == nil {
+		n.hear.proofs = make(map[uint64]proof)
+	}
+	if _, ok := n.hear.proofs[inc]; !ok && len(n.hear.proofs) >= maxProofs {
+		oldest, found := uint64(0), false
+		for i, q := range n.hear.proofs {
+			if !found || q.at.Before(n.hear.proofs[oldest].at) {
+				oldest, found = i, true
+			}
+		}
+		delete(n.hear.proofs, oldest)
+	}
+	n.hear.proofs[inc] = p
+}
+
+// barred reports whether a process with our id that started first proved
+// itself recently: this node must not claim or lead.
 func (n *Node) barred(now time.Time) bool {
-	d := n.hear.dup
-	return d.Incarnation != 0 && !d.First && now.Sub(d.At) < n.forgetAfter()
+	for inc, p := range n.hear.proofs {
+		if inc < n.cfg.Incarnation && now.Sub(p.at) < n.forgetAfter() {
+			return true
+		}
+	}
+	return false
 }
 
 // presenceIntervals: without quorum (no ACKs), a follower tells its leader

@@ -332,3 +332,79 @@ func TestLateClaimEchoStillLeads(t *testing.T) {
 		})
 	}
 }
+
+// Replays of proofs stay stale whichever proof came last. Two processes
+// shared this node's id while it ran — one that started before it and one
+// after (the first restarted, say) — and both sent proofs. Replaying the
+// two in turn must not make the older one's count again: each time it did,
+// a leader would step down and be barred for 30 intervals, what the
+// challenge is there to prevent.
+func TestReplayedDuplicateProofsStayStaleInTurn(t *testing.T) {
+	n, now := alone(t, "me", 100, 1)
+	older := Message{Type: Query, Cluster: "test", From: "me", Incarnation: 1, Seq: 7, Nonce: n.cfg.Incarnation}
+	newer := Message{Type: Query, Cluster: "test", From: "me", Incarnation: ^uint64(0), Seq: 3, Nonce: n.cfg.Incarnation}
+	n.Step(now, older)
+	require.Equal(t, uint64(1), n.Stats().DuplicateStepDown, "an older live process: the newer steps down")
+	n.Step(now, newer)
+	n.Ready()
+	end := now.Add(2 * forgetIntervals * n.cfg.Interval)
+	for n.Status().Role != election.Leader && now.Before(end) {
+		now = n.NextTick()
+		n.Tick(now)
+		n.Ready()
+	}
+	require.Equal(t, election.Leader, n.Status().Role, "both gone: it leads again")
+	for _, m := range []Message{older, newer, older} {
+		n.Step(now, m)
+		assert.Equal(t, election.Leader, n.Status().Role, "a replayed proof of incarnation %d deposed the leader", m.Incarnation)
+		now = now.Add(n.cfg.Interval)
+		n.Tick(now)
+		n.Ready()
+	}
+	assert.Equal(t, uint64(1), n.Stats().DuplicateStepDown)
+}
+
+// A process barred by an older one with its id stays barred while that one
+// was heard lately, whatever other process with the id was heard since: a
+// third process's proof (it started later, so this one is first to it)
+// does not lift the bar the older one set.
+func TestBarStandsBesideANewerDuplicate(t *testing.T) {
+	n := newTestNode(t)
+	n.Step(t0, Message{Type: Query, Cluster: "test", From: "me", Incarnation: 1, Seq: 7, Nonce: n.cfg.Incarnation})
+	require.True(t, n.barred(t0))
+	n.Step(t0.Add(n.cfg.Interval), Message{Type: Query, Cluster: "test", From: "me", Incarnation: ^uint64(0), Seq: 3,
+		Nonce: n.cfg.Incarnation})
+	assert.True(t, n.barred(t0.Add(n.cfg.Interval)), "the older process was heard an interval ago")
+	first := newTestNode(t)
+	first.Step(t0, Message{Type: Query, Cluster: "test", From: "me", Incarnation: ^uint64(0), Seq: 3, Nonce: first.cfg.Incarnation})
+	assert.False(t, first.barred(t0), "only a newer process heard: this one is first")
+	assert.False(t, n.barred(t0.Add(forgetIntervals*n.cfg.Interval)), "not heard for 30 intervals: forgotten")
+
+	for i := range uint64(100) { // forged, without a key: memory stays bounded
+		n.Step(t0, Message{Type: Query, Cluster: "test", From: "me", Incarnation: 2 + i, Seq: 1, Nonce: n.cfg.Incarnation})
+	}
+	assert.LessOrEqual(t, len(n.hear.proofs), maxProofs)
+}
+
+// A process barred by an older one with its id learns that one's term from
+// its proof, and claims above it once the bar ends: the two share the tag
+// and priority, so a claim of the same round would be the same term, one
+// fencing token for two processes.
+func TestBarredDuplicateClaimsAboveTheOthersTerm(t *testing.T) {
+	n := newTestNode(t)
+	other := MakeTerm(7, 100, NodeTag("me"))
+	n.Step(t0, Message{Type: Query, Cluster: "test", From: "me", Incarnation: 1, Seq: 7, Term: other,
+		Nonce: n.cfg.Incarnation})
+	now := t0
+	for range 1000 {
+		now = n.NextTick()
+		n.Tick(now)
+		for _, e := range n.Ready() {
+			if e.Msg.Type == Claim {
+				assert.Greater(t, e.Msg.Term, other, "claims the other process's term")
+				return
+			}
+		}
+	}
+	t.Fatal("never claimed")
+}
