@@ -223,6 +223,11 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		if err := d.runner.Drain(stopDeadline()); err != nil {
 			logger.Warn("jobs still running at shutdown were killed", "err", err)
 		}
+		if el.Flush != nil {
+			if err := el.Flush(stopDeadline()); err != nil {
+				logger.Warn("the runs' outcomes were not all recorded before resigning; the next leader takes them for interrupted", "err", err)
+			}
+		}
 		stopElector()
 	}()
 	runErr := el.Run(elCtx, cb)

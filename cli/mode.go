@@ -115,6 +115,11 @@ type Elector struct {
 	// Publish, if set, sends the job ledger to the followers at once; the
 	// runner calls it when the ledger changes.
 	Publish func()
+	// Flush, if set, writes out at once what Publish would send and has
+	// not yet (a store's ledger writes), trying until ctx ends. The daemon
+	// calls it at a stop once the runs have ended and before the elector
+	// resigns, so the next leader reads how they ended.
+	Flush func(ctx context.Context) error
 	// View, if set, returns the mode's own part of /status (JSON).
 	View func() any
 	// Gate, if set, records each run in the cluster before its process

@@ -399,6 +399,13 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 	}
 	exit := ServiceExit{Service: spec.Name, Term: term, Result: sv.lastExit, ExitCode: res.ExitCode, Ran: ran,
 		Restarts: sv.restarts, Output: tail.lines()}
+	if stopping && cp.recorded {
+		// The supervisor ends with this copy: recorded stopped before the
+		// run counts as ended, so Drain returns with it in the ledger,
+		// which the daemon writes back before it resigns.
+		r.recordServiceLocked(sv, term, cp.gen, OutcomeOK)
+		cp.recorded = false
+	}
 	r.runEndedLocked()
 	r.mu.Unlock()
 	r.runs.Done()

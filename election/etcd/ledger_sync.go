@@ -48,6 +48,27 @@ func (l *Ledger) Sync() {
 	go l.syncLoop()
 }
 
+// Flush writes what Sync would, in the caller's goroutine, and tries
+// again after the retry delays until every entry is written, this node no
+// longer leads, or ctx ends (ctx.Err() then). A leader that stops calls it
+// once its runs have ended and before it resigns: the outcomes the stop
+// produced (cancelled runs, finished ones, stopped services) are in etcd
+// when the next leader reads the ledger, which would otherwise find them
+// running, wait out their stop time and take them for interrupted.
+func (l *Ledger) Flush(ctx context.Context) error {
+	wait := backoff{first: l.syncer.retry.first, max: l.syncer.retry.max}
+	for l.syncOnce() {
+		t := time.NewTimer(wait.next())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
 func (l *Ledger) syncLoop() {
 	s := &l.syncer
 	for {

@@ -186,6 +186,7 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 		// process starts.
 		Gate:    ledger,
 		Publish: ledger.Sync,
+		Flush:   ledger.Flush,
 		View:    func() any { return el.View() },
 	}, nil
 }
