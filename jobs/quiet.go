@@ -36,14 +36,16 @@ func (r *Runner) killGrace(spec *Spec) time.Duration {
 // can still be going: with on_leader_loss: cancel, its attempt's stop time
 // (a process's kill grace and settling, executor.stopTime); with finish,
 // the attempt's timeout and then its stop time (no retry starts once
-// leadership is lost), and nothing bounds it without a timeout.
+// leadership is lost), and nothing bounds it without a timeout. The old
+// leader's host times those, so they count a fifth more here, for clock
+// rates differing by up to 20 % (the protocol's own assumption).
 func (r *Runner) stopBound(spec *Spec) (time.Duration, bool) {
 	stop := r.executorFor(spec).stopTime(r.killGrace(spec))
 	switch {
 	case spec.OnLeaderLoss == LeaderLossCancel:
-		return stop, true
+		return stop * 6 / 5, true
 	case spec.Timeout > 0:
-		return spec.Timeout + stop, true
+		return (spec.Timeout + stop) * 6 / 5, true
 	}
 	return 0, false
 }
