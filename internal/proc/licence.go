@@ -17,14 +17,15 @@ const LicenceKillSettle = 250 * time.Millisecond
 // Licence bounds a run's life from outside lanleader. Spec.Licence hands
 // it to Run, whose shim (Linux) enforces it on its own: once the licence's
 // deadline passes without a renewal, the shim sends SIGTERM to the run's
-// process group and, KillGrace later, SIGKILL to its whole tree — whether
-// lanleader is alive, busy, stopped (SIGSTOP) or dead. A run whose licence
+// process group and, KillGrace after the deadline, SIGKILL to its whole
+// tree — whether lanleader is alive, busy, stopped (SIGSTOP) or dead. A run whose licence
 // has run out before its command starts does not start (Result.Err).
 //
 // Deadlines are instants of BootNow's clock (CLOCK_BOOTTIME: monotonic, the
 // same for every process of the host, counting through suspend), so a
 // renewal that arrives late, or a host that slept, never extends the run
-// past the deadline its holder meant. Elsewhere than Linux the licence is
+// past the deadline its holder meant: a shim that wakes after the deadline
+// and the grace kills at once. Elsewhere than Linux the licence is
 // not enforced: lanleader alone stops the run.
 type Licence struct {
 	mu       sync.Mutex

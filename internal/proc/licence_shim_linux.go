@@ -19,10 +19,9 @@ type shimLicence struct {
 	// renewed is the latest deadline read from the pipe.
 	renewed atomic.Int64
 	timer   *time.Timer
-	// termAt is when the shim sent SIGTERM for an expired licence (zero:
-	// not yet); killed, whether it has SIGKILLed the tree since.
-	termAt time.Duration
-	killed bool
+	// termed is set once the shim sent SIGTERM for an expired licence;
+	// killed, once it has SIGKILLed the tree since.
+	termed, killed bool
 }
 
 // openLicence reads the run's licence (fd 4) when it has one: the first
@@ -82,31 +81,42 @@ func (l *shimLicence) wake() <-chan time.Time {
 
 // check takes the renewals that came, and, the deadline past, sends
 // SIGTERM to the run's group once, then reports whether it is time for
-// SIGKILL of the whole tree (grace after the SIGTERM; the caller kills).
-// It rearms the timer for the next thing to do. CLOCK_BOOTTIME decides, so
-// a host that slept past the deadline stops the run as it wakes (the loop's
-// tick comes then too).
+// SIGKILL of the whole tree (the caller kills). It rearms the timer for the
+// next thing to do.
 func (l *shimLicence) check(report func(string, ...any)) (kill bool) {
 	if l.killed {
 		return false
 	}
-	if d := time.Duration(l.renewed.Load()); d > l.deadline && l.termAt == 0 {
+	now := BootNow()
+	term, kill, next := l.step(now)
+	if term {
+		report("expired")
+		_ = syscall.Kill(-os.Getpid(), syscall.SIGTERM) // the shim ignores its own
+	}
+	if !kill {
+		l.timer.Reset(max(next-now, time.Millisecond))
+	}
+	return kill
+}
+
+// step decides what is due at now (BootNow's clock): SIGTERM once the
+// deadline has passed, SIGKILL a stop grace after the deadline, not after
+// the SIGTERM. The run is gone by the deadline plus its grace, which is
+// what a successor waits for, even when the shim itself ran late: a host
+// that slept (suspend, a VM frozen) past that instant kills the run as it
+// wakes rather than giving it another grace beside the successor's. next
+// is when to look again.
+func (l *shimLicence) step(now time.Duration) (term, kill bool, next time.Duration) {
+	if d := time.Duration(l.renewed.Load()); d > l.deadline && !l.termed {
 		l.deadline = d // a renewal after the SIGTERM comes too late
 	}
-	now := BootNow()
-	next := l.deadline
-	switch {
-	case l.termAt != 0 && now >= l.termAt+l.grace:
-		l.killed = true
-		return true
-	case l.termAt != 0:
-		next = l.termAt + l.grace
-	case now >= l.deadline:
-		report("expired")
-		l.termAt = now
-		_ = syscall.Kill(-os.Getpid(), syscall.SIGTERM) // the shim ignores its own
-		next = now + l.grace
+	if now < l.deadline {
+		return false, false, l.deadline
 	}
-	l.timer.Reset(max(next-now, time.Millisecond))
-	return false
+	term, l.termed = !l.termed, true
+	if now >= l.deadline+l.grace {
+		l.killed = true
+		return term, true, 0
+	}
+	return term, false, l.deadline + l.grace
 }

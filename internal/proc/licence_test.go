@@ -99,3 +99,58 @@ const pidPlaceholder = "PIDFILE"
 func withPIDFile(script, pidFile string) string {
 	return strings.ReplaceAll(script, pidPlaceholder, pidFile)
 }
+
+// The shim's decisions on the boot clock (shimLicence.step): SIGTERM once
+// the deadline passes, SIGKILL a grace after the deadline, whenever the
+// shim gets to look: a shim that wakes after deadline + grace (the host
+// slept through it) kills at once, since a successor may have started its
+// copy by then; a renewal that came before the deadline moves it, one
+// after the SIGTERM does not.
+func TestLicenceShimKillsByTheDeadlinePlusGrace(t *testing.T) {
+	const grace = 5 * time.Second
+	newLic := func(deadline time.Duration) *shimLicence {
+		l := &shimLicence{grace: grace, deadline: deadline}
+		l.renewed.Store(int64(deadline))
+		return l
+	}
+	t.Run("on time", func(t *testing.T) {
+		l := newLic(10 * time.Second)
+		term, kill, next := l.step(9 * time.Second)
+		assert.False(t, term || kill)
+		assert.Equal(t, 10*time.Second, next)
+		term, kill, next = l.step(10 * time.Second)
+		assert.True(t, term)
+		assert.False(t, kill)
+		assert.Equal(t, 15*time.Second, next, "SIGKILL a grace after the deadline")
+		term, kill, _ = l.step(12 * time.Second)
+		assert.False(t, term || kill, "one SIGTERM")
+		term, kill, _ = l.step(15 * time.Second)
+		assert.False(t, term)
+		assert.True(t, kill)
+	})
+	t.Run("late SIGTERM", func(t *testing.T) {
+		l := newLic(10 * time.Second)
+		term, kill, next := l.step(13 * time.Second) // the shim ran late
+		assert.True(t, term)
+		assert.False(t, kill)
+		assert.Equal(t, 15*time.Second, next, "not a whole grace after the late SIGTERM")
+	})
+	t.Run("woke past deadline and grace", func(t *testing.T) {
+		l := newLic(10 * time.Second)
+		term, kill, _ := l.step(70 * time.Second) // the host slept a minute
+		assert.True(t, term, "SIGTERM")
+		assert.True(t, kill, "and SIGKILL at once")
+	})
+	t.Run("renewals", func(t *testing.T) {
+		l := newLic(10 * time.Second)
+		l.renewed.Store(int64(20 * time.Second))
+		term, kill, next := l.step(12 * time.Second)
+		assert.False(t, term || kill, "renewed before the deadline")
+		assert.Equal(t, 20*time.Second, next)
+		term, _, _ = l.step(21 * time.Second)
+		require.True(t, term)
+		l.renewed.Store(int64(40 * time.Second))
+		_, kill, _ = l.step(25 * time.Second)
+		assert.True(t, kill, "a renewal after the SIGTERM is too late")
+	})
+}
