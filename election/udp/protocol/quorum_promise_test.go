@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -180,4 +181,19 @@ func TestQuorumStatusNamesTheNodesWhoseTimingDiffers(t *testing.T) {
 	require.Len(t, hb, 1)
 	acks(a, hb[0].Msg, a.now, granted{"c", 3 * time.Second}, granted{"e", 1200 * time.Millisecond})
 	assert.Equal(t, []PeerPromise{{ID: "e", Promise: 1200 * time.Millisecond}}, a.Quorum().Differing, "c restarted with the same timing")
+}
+
+// TestHostilePromisesAreBounded: a grant's promise comes off the wire, so
+// a node with a broken config (or a bug) can say anything that decodes.
+// The largest duration counts as this node's longest promise, no more
+// (and the lease arithmetic does not overflow); one shorter than a few
+// claim windows does not make the leader heartbeat more often than every
+// claim window.
+func TestHostilePromisesAreBounded(t *testing.T) {
+	a, sentAt := leaderWithVotes(t, 3, 3, granted{"b", time.Duration(math.MaxInt64)})
+	leaseEndsAt(t, a, sentAt.Add(leaseOf(a.q.maxPromise)), "b promised forever")
+
+	a, _ = leaderWithVotes(t, 3, 3, granted{"b", 15 * time.Millisecond})
+	require.True(t, a.CanActAsLeader(a.now), "b's vote still supports the lease")
+	assert.Equal(t, a.t.ClaimWindow, a.nextBeat.Sub(a.now), "the next heartbeat at most a claim window on")
 }
