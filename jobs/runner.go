@@ -172,8 +172,9 @@ type Runner struct {
 	// added back waits for its old copy to be gone.
 	services []*service
 	removed  map[string]*service
-	// serviceGen numbers the services' supervisors (serviceEntry).
-	serviceGen uint64
+	// serviceGen numbers the services' supervisors of the leadership of
+	// serviceGenTerm (serviceEntry): from 1 in each, so it stays small.
+	serviceGen, serviceGenTerm uint64
 
 	// published is the own ledger, encoded at every change, so Ledger()
 	// and StateLedger() never wait for mu (the elector calls Ledger on

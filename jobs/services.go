@@ -61,9 +61,11 @@ var serviceInstant = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // counted as seconds (the ledger keeps whole seconds). Entries of one
 // service are ordered by term, then Instant, then progress (newer).
 func serviceEntry(id, term, gen uint64, outcome Outcome, stop time.Duration) LedgerEntry {
-	ms := min((stop+time.Millisecond-1)/time.Millisecond, maxServiceStopMillis)
-	return LedgerEntry{JobID: id, Instant: serviceInstant.Add(time.Duration(gen<<20+uint64(ms)) * time.Second),
-		Outcome: outcome, Term: term}
+	ms := uint64(min((stop+time.Millisecond-1)/time.Millisecond, maxServiceStopMillis))
+	// In seconds since the epoch: gen × 2^20 s outgrows a time.Duration
+	// (292 years) past gen 8796.
+	secs := serviceInstant.Unix() + int64(gen<<20|ms)
+	return LedgerEntry{JobID: id, Instant: time.Unix(secs, 0).UTC(), Outcome: outcome, Term: term}
 }
 
 // maxServiceStopMillis is the largest stop bound an entry carries (17 min:
@@ -75,7 +77,7 @@ func isServiceEntry(e LedgerEntry) bool { return !e.Instant.Before(serviceInstan
 
 // serviceStopOf returns the stop bound a service entry carries.
 func serviceStopOf(e LedgerEntry) time.Duration {
-	secs := uint64(e.Instant.Sub(serviceInstant) / time.Second)
+	secs := uint64(e.Instant.Unix() - serviceInstant.Unix())
 	return time.Duration(secs&maxServiceStopMillis) * time.Millisecond
 }
 
@@ -198,6 +200,9 @@ func (r *Runner) startSupervisorLocked(ctx context.Context, term uint64, sv *ser
 	sctx, stop := context.WithCancel(ctx)
 	sv.stop, sv.done, sv.term = stop, make(chan struct{}), term
 	sv.setState(ServiceWaiting, time.Now())
+	if r.serviceGenTerm != term {
+		r.serviceGen, r.serviceGenTerm = 0, term
+	}
 	r.serviceGen++
 	r.wg.Add(1)
 	go r.supervise(sctx, term, r.serviceGen, sv, sv.spec, since, prev, sv.done)

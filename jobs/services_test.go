@@ -376,10 +376,15 @@ func TestServiceEntriesOrder(t *testing.T) {
 	}{
 		{"a later term", serviceEntry(id, 6, 1, OutcomeRunning, short), serviceEntry(id, 5, 9, OutcomeOK, long)},
 		{"a later copy of the term", serviceEntry(id, 5, 2, OutcomeRunning, short), serviceEntry(id, 5, 1, OutcomeOK, long)},
-		{"stopped after running", serviceEntry(id, 5, 2, OutcomeOK, long), serviceEntry(id, 5, 2, OutcomeRunning, long)},
+		{"stopped after running", serviceEntry(id, 5, 2, OutcomeOK, short), serviceEntry(id, 5, 2, OutcomeRunning, short)},
+		// Past 8796 copies gen × 2^20 s no longer fit a time.Duration.
+		{"a later copy, many copies on", serviceEntry(id, 5, 9001, OutcomeRunning, short), serviceEntry(id, 5, 9000, OutcomeOK, long)},
+		{"a later copy, very many on", serviceEntry(id, 5, 1<<30+1, OutcomeRunning, short), serviceEntry(id, 5, 1<<30, OutcomeOK, long)},
 	} {
+		assert.True(t, isServiceEntry(tc.newer) && isServiceEntry(tc.old), tc.name)
 		assert.True(t, newer(tc.newer, tc.old), tc.name)
 		assert.False(t, newer(tc.old, tc.newer), tc.name)
+		assert.Equal(t, short, serviceStopOf(tc.newer), tc.name)
 	}
 	assert.Equal(t, long, serviceStopOf(serviceEntry(id, 5, 3, OutcomeRunning, long)))
 	e := serviceEntry(id, 5, 3, OutcomeRunning, long)
