@@ -181,6 +181,13 @@ func TestQuorumStatusNamesTheNodesWhoseTimingDiffers(t *testing.T) {
 	require.Len(t, hb, 1)
 	acks(a, hb[0].Msg, a.now, granted{"c", 3 * time.Second}, granted{"e", 1200 * time.Millisecond})
 	assert.Equal(t, []PeerPromise{{ID: "e", Promise: 1200 * time.Millisecond}}, a.Quorum().Differing, "c restarted with the same timing")
+
+	// A grant to another node (broadcast: its sender did not know that
+	// node's address) says nothing of what f would promise this one.
+	other := ackOf(hb[0].Msg, "f", 2000)
+	other.Leader, other.Promise = "z", 1400*time.Millisecond
+	a.Step(a.now.Add(time.Millisecond), other)
+	assert.Equal(t, []PeerPromise{{ID: "e", Promise: 1200 * time.Millisecond}}, a.Quorum().Differing, "f granted z, not a")
 }
 
 // TestHostilePromisesAreBounded: a grant's promise comes off the wire, so
