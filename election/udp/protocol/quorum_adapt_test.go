@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
 )
 
 // TestPromiseMissesFollowsTheLoss pins the arithmetic of the adaptive
@@ -200,4 +202,54 @@ func TestDifferingTimingIsWhatOurConfigNeverPromises(t *testing.T) {
 	q := a.Quorum()
 	assert.Equal(t, []time.Duration{600 * ms, 600 * ms, 2000 * ms}, []time.Duration{q.Promise, q.MinPromise, q.MaxPromise})
 	assert.Equal(t, []PeerPromise{{"d", 300 * ms}, {"e", 3000 * ms}, {"f", 900 * ms}}, q.Differing)
+}
+
+// TestColdQuorumStartHearsItself: three quorum nodes start cold (no state
+// file: each keeps its longest promise, 2 s, as long as the isolation
+// threshold) and their start-up queries are lost (the others were not
+// listening yet). A node whose claim its promise holds back asks who
+// leads meanwhile, so the nodes hear one another: no claim says it is
+// isolated (which would get it no vote) and the first claims elect.
+func TestColdQuorumStartHearsItself(t *testing.T) {
+	nodes := map[string]*Node{}
+	for i, id := range []string{"a", "b", "c"} {
+		c := testConfig(id, 100, uint64(i+1))
+		c.ClusterSize = 3
+		n, err := NewNode(c, t0)
+		require.NoError(t, err)
+		n.Ready() // the start-up query, lost
+		nodes[id] = n
+	}
+	now := t0
+	for now.Before(t0.Add(5 * time.Second)) {
+		now = now.Add(time.Millisecond)
+		for _, n := range nodes {
+			if !n.NextTick().After(now) {
+				n.Tick(now)
+			}
+		}
+		for moved := true; moved; {
+			moved = false
+			for id, n := range nodes {
+				for _, e := range n.Ready() {
+					moved = true
+					if e.Msg.Type == Claim {
+						assert.Zero(t, e.Msg.Flags&FlagIsolated, "%s claims isolated at %v", id, now.Sub(t0))
+					}
+					for to, r := range nodes {
+						if to != id && (e.To == "" || e.To == to) {
+							r.Step(now, e.Msg)
+						}
+					}
+				}
+			}
+		}
+	}
+	var leaders []string
+	for id, n := range nodes {
+		if n.Status().Role == election.Leader {
+			leaders = append(leaders, id)
+		}
+	}
+	assert.Len(t, leaders, 1)
 }

@@ -139,6 +139,12 @@ func (n *Node) campaign(now time.Time, preempt bool) {
 			// ClusterSize): try again later, which re-counts.
 			n.waitUntil = now.Add(n.q.claimFailed(n.t.Interval))
 		}
+		// Ask who leads meanwhile: a leader answers, and the others hear
+		// us. Nodes that all wait out a start-up promise (a cold start
+		// without state files: the longest promise, as long as the
+		// isolation threshold) would otherwise hear nobody, count
+		// themselves isolated, and their first claims would get no vote.
+		n.emit("", Message{Type: Query})
 		return
 	}
 	n.round++
