@@ -66,6 +66,9 @@ refuse the file.`,
 		rc, err := rf.load()
 		if err == nil {
 			rep.OK, rep.Mode, rep.Warnings = true, rc.s.Mode, append(append(rep.Warnings, rc.warnings...), rc.checkOnly...)
+			if g, ok := rc.ms.(guaranteed); ok {
+				rep.Guarantee = g.guaranteeLine()
+			}
 			for _, j := range rc.file.Jobs {
 				next, err := jobs.NextN(j.Schedule, start, *count)
 				if err != nil { // cannot happen: load validated the schedule
@@ -103,15 +106,21 @@ refuse the file.`,
 	return cmd
 }
 
+// guaranteed is a mode's settings that know the guarantee run will log
+// (udp): check-config prints the same line.
+type guaranteed interface{ guaranteeLine() string }
+
 // checkReport is what check-config found.
 type checkReport struct {
-	File     string     `json:"file"`
-	From     time.Time  `json:"from"`
-	OK       bool       `json:"ok"`
-	Mode     string     `json:"mode,omitempty"`
-	Errors   []string   `json:"errors"`
-	Warnings []string   `json:"warnings"`
-	Jobs     []checkJob `json:"jobs"`
+	File string    `json:"file"`
+	From time.Time `json:"from"`
+	OK   bool      `json:"ok"`
+	Mode string    `json:"mode,omitempty"`
+	// Guarantee is the guarantee line run logs at start (udp mode).
+	Guarantee string     `json:"guarantee,omitempty"`
+	Errors    []string   `json:"errors"`
+	Warnings  []string   `json:"warnings"`
+	Jobs      []checkJob `json:"jobs"`
 	// Services are the leader-only services' names.
 	Services []string `json:"services,omitempty"`
 }
@@ -133,6 +142,9 @@ func (r checkReport) print(stdout, stderr io.Writer) {
 		fmt.Fprintf(stdout, ", services %s", strings.Join(r.Services, ", "))
 	}
 	fmt.Fprintln(stdout, ")")
+	if r.Guarantee != "" {
+		fmt.Fprintf(stdout, "  %s\n", r.Guarantee)
+	}
 	for _, j := range r.Jobs {
 		fmt.Fprintf(stdout, "  %s: %q (%s), next %d after %s:\n", j.Name, j.Schedule, j.Zone,
 			len(j.Next), r.From.Format(time.RFC3339))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -31,7 +32,7 @@ func udpMode() Mode {
 		Name:    "udp",
 		Summary: "the nodes elect a leader over the LAN (UDP broadcast, multicast or --peers)",
 		Keys: []string{"cluster", "bind", "port", "transport", "group", "peers", "priority", "interval", "misses",
-			"preempt", "cluster_size", "secret_file"},
+			"preempt", "cluster_size", "quorum", "role", "secret_file"},
 		Setup: func(fs *pflag.FlagSet) ModeSettings {
 			s := defaultUDPSettings()
 			s.flags(fs)
@@ -55,9 +56,18 @@ type udpSettings struct {
 	Interval time.Duration
 	Misses   int
 	Preempt  bool
-	// ClusterSize > 0 turns on quorum mode.
+	// ClusterSize is the number of voters (0: not given); with Peers and
+	// Quorum it decides the guarantee (guarantee.go).
 	ClusterSize int
-	SecretFile  string
+	// Quorum is auto, on or off ("": auto).
+	Quorum string
+	// Role is node or witness ("": node).
+	Role       string
+	SecretFile string
+
+	// g is the guarantee, derived by Load and, from the peers' resolved
+	// addresses, again by New.
+	g guarantee
 
 	// keyring is SecretFile's keys, loaded by Load.
 	keyring *wire.Keyring
@@ -72,6 +82,8 @@ func defaultUDPSettings() *udpSettings {
 		Priority: int(pc.Priority),
 		Interval: pc.Interval,
 		Misses:   pc.Misses,
+		Quorum:   quorumAuto,
+		Role:     roleNode,
 	}
 }
 
@@ -97,7 +109,9 @@ func (s *udpSettings) flags(fs *pflag.FlagSet) {
 	fs.DurationVar(&s.Interval, "interval", s.Interval, "udp mode: heartbeat interval")
 	fs.IntVar(&s.Misses, "misses", s.Misses, "udp mode: silent intervals before a follower suspects the leader")
 	fs.BoolVar(&s.Preempt, "preempt", s.Preempt, "udp mode: a higher-priority node takes over from a sitting leader")
-	fs.IntVar(&s.ClusterSize, "cluster-size", s.ClusterSize, "udp mode: number of nodes; > 0 turns on quorum mode (a leader needs a majority)")
+	fs.IntVar(&s.ClusterSize, "cluster-size", s.ClusterSize, "udp mode: number of voters, witnesses included; a leader needs a majority (default: counted from --peers)")
+	fs.StringVar(&s.Quorum, "quorum", s.Quorum, "udp mode: auto (on when the voters are known and at least 3), on or off")
+	fs.StringVar(&s.Role, "role", s.Role, "udp mode: node, or witness (votes and acknowledges, never leads, runs no jobs)")
 	fs.StringVar(&s.SecretFile, "secret-file", s.SecretFile, "udp mode: file of HMAC keys (first signs, all verify)")
 }
 
@@ -119,6 +133,8 @@ func (s *udpSettings) merge(src *Source) {
 	str("transport", &s.Transport, e.Transport)
 	str("group", &s.Group, e.Group)
 	str("secret-file", &s.SecretFile, e.SecretFile)
+	str("quorum", &s.Quorum, e.Quorum)
+	str("role", &s.Role, e.Role)
 	if src.InFile("port") && !src.Changed("port") {
 		s.Port = e.Port
 	}
@@ -180,15 +196,31 @@ func (s *udpSettings) Load(src *Source) error {
 		bad("cluster", "%q: %v", s.Cluster, err)
 	}
 	if s.ClusterSize < 0 || s.ClusterSize > 255 {
-		bad("cluster_size", "%d: want 0 (no quorum) or 1-255", s.ClusterSize)
+		bad("cluster_size", "%d: want 1-255 voters (0: counted from peers, or none)", s.ClusterSize)
 	}
-	if s.Preempt && s.ClusterSize > 0 {
-		bad("preempt", "not supported in quorum mode (cluster_size > 0)")
+	if s.Quorum != quorumAuto && s.Quorum != quorumOn && s.Quorum != quorumOff {
+		bad("quorum", "%q: want auto, on or off", s.Quorum)
 	}
+	if s.Role != roleNode && s.Role != roleWitness {
+		bad("role", "%q: want node or witness", s.Role)
+	}
+	peersOK := true
 	for _, p := range s.Peers {
 		if err := checkPeer(p, s.Port); err != nil {
 			bad("peers", "%v", err)
+			peersOK = false
 		}
+	}
+	if len(errs) == 0 && peersOK {
+		var err error
+		s.g, err = deriveGuarantee(s.ClusterSize, peerVoters(s.Peers, s.Port, src.NodeID), s.Quorum, s.witness())
+		var gp guaranteeProblem
+		if errors.As(err, &gp) {
+			bad(gp.key, "%v", gp.err)
+		}
+	}
+	if s.Preempt && s.g.Quorum {
+		bad("preempt", "not supported in quorum mode, which is on: %s; set quorum: off to keep preempt", s.g)
 	}
 	if len(errs) == 0 {
 		if _, err := s.protocolConfig(src.NodeID); err != nil {
@@ -286,7 +318,8 @@ func (s *udpSettings) protocolConfig(nodeID string) (protocol.Config, error) {
 	// The claim window is a few LAN round trips, but must stay well under
 	// the interval for very fast settings.
 	pc.ClaimWindow = min(pc.ClaimWindow, s.Interval/4)
-	pc.ClusterSize = s.ClusterSize
+	pc.ClusterSize = s.g.quorumVoters()
+	pc.Witness = s.witness()
 	pc.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	pc.Incarnation = protocol.NewIncarnation(time.Now().UnixMilli(), uint16(pc.Rand.Uint32()))
 	return pc, pc.Validate()
@@ -349,6 +382,11 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("udp socket %s (--bind, --port, --peers): %s", pc.Addr, strings.TrimPrefix(err.Error(), "udp: "))
 	}
+	if err := s.settleGuarantee(&pc, t.Peers()); err != nil {
+		t.Close()
+		return nil, ConfigError{err}
+	}
+	s.logGuarantee(logger)
 	var onDurable func(protocol.Durable) error
 	if env.State != nil {
 		pc.Resume = env.State.State().Durable()
@@ -365,7 +403,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		OnPacket:  env.Metrics.PacketReceived,
 		OnRequest: env.Request,
 		// Hearing nobody is worth a WARN when others are expected.
-		ExpectPeers: len(s.Peers) > 0 || s.ClusterSize > 0,
+		ExpectPeers: len(s.Peers) > 0 || s.g.Quorum,
 	})
 	if err != nil {
 		t.Close()
@@ -377,7 +415,8 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 			return metrics.Hearing{Isolated: h.Isolated, Deaf: h.Deaf, RivalLeader: h.Rival.ID != "",
 				DeafPeers: len(h.DeafPeers), DuplicateID: h.Duplicate.Incarnation != 0, SignedUnchecked: e.SignedUnchecked()}
 		})
-		if s.ClusterSize > 0 {
+		env.Metrics.SetGuarantee(s.g.quorumVoters(), s.witness())
+		if s.g.Quorum {
 			env.Metrics.WatchQuorum(func() metrics.Quorum {
 				q, st := e.Quorum(), e.Stats()
 				return metrics.Quorum{Lost: q.Lost, Reachable: q.Reachable, Overfull: q.Overfull, HeardIDs: q.Heard,
@@ -392,7 +431,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	}
 	logger.Info("udp election", "addr", pc.Addr, "transport", t.Mode(), "interface", bind.Interface,
 		"peers", s.Peers, "cluster", s.Cluster, "priority", s.Priority, "interval", s.Interval,
-		"misses", s.Misses, "quorum", s.ClusterSize, "authenticated", s.keyring != nil)
+		"misses", s.Misses, "quorum", s.g.Quorum, "voters", s.g.Voters, "role", s.Role, "authenticated", s.keyring != nil)
 	return &Elector{
 		Elector: e,
 		CanRun:  e.CanActAsLeader,
@@ -406,10 +445,11 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		View: func() any {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
 			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())
+			v.Guarantee = newGuaranteeView(s.g)
 			return v
 		},
 		Nodes:  func() []httpapi.NodeView { return udpNodes(e) },
-		Quorum: func() httpapi.QuorumView { return udpQuorum(e.Quorum()) },
+		Quorum: func() httpapi.QuorumView { return udpQuorum(e.Quorum(), s.g) },
 	}, nil
 }
 
@@ -435,3 +475,50 @@ func stepDownReason(e *udp.Elector) func() string {
 		return ""
 	}
 }
+
+// Values of election.role (--role).
+const (
+	roleNode    = "node"
+	roleWitness = "witness"
+)
+
+// witness reports whether this node is a witness.
+func (s *udpSettings) witness() bool { return s.Role == roleWitness }
+
+// neverLeads is a witness's: it never leads, so it runs no jobs or
+// services (runFlags.load leaves them out).
+func (s *udpSettings) neverLeads() bool { return s.witness() }
+
+// settleGuarantee derives the guarantee again from the addresses the
+// peers resolved to (others: the transport's, this node's own left out),
+// which run knows and check-config does not, and sets pc's cluster size
+// from it.
+func (s *udpSettings) settleGuarantee(pc *protocol.Config, others []netip.AddrPort) error {
+	voters := 0
+	if len(s.Peers) > 0 {
+		voters = resolvedVoters(others)
+	}
+	g, err := deriveGuarantee(s.ClusterSize, voters, s.Quorum, s.witness())
+	var gp guaranteeProblem
+	if errors.As(err, &gp) {
+		return fmt.Errorf("election.%s (or --%s), with the peers resolved: %w", gp.key, strings.ReplaceAll(gp.key, "_", "-"), gp.err)
+	}
+	s.g = g
+	pc.ClusterSize = g.quorumVoters()
+	return pc.Validate()
+}
+
+// logGuarantee says the guarantee in force, one line among the first: at
+// INFO with quorum or when the file turned it off, at WARN when it is off
+// because the voters are unknown or too few.
+func (s *udpSettings) logGuarantee(logger *slog.Logger) {
+	level := slog.LevelInfo
+	if !s.g.Quorum && !s.g.Off {
+		level = slog.LevelWarn
+	}
+	logger.Log(context.Background(), level, s.g.String(), "quorum", s.g.Quorum, "voters", s.g.Voters, "role", s.Role)
+}
+
+// guaranteeLine is the guarantee as check-config can tell it: from the
+// peers as written (run counts the addresses they resolve to).
+func (s *udpSettings) guaranteeLine() string { return s.g.String() }

@@ -23,6 +23,8 @@ func udpNodes(e *udp.Elector) []httpapi.NodeView {
 			role = "resigned"
 		case p.ID == h.Rival.ID:
 			role = "rival leader"
+		case p.Witness:
+			role = "witness"
 		case deaf[p.ID]:
 			role = "follower (does not hear the leader)"
 		}
@@ -31,7 +33,9 @@ func udpNodes(e *udp.Elector) []httpapi.NodeView {
 	return out
 }
 
-func udpQuorum(q protocol.QuorumStatus) httpapi.QuorumView {
+// udpQuorum is quorum mode's state for the page, with the guarantee line
+// (quorum or not) and whether this node is a witness.
+func udpQuorum(q protocol.QuorumStatus, g guarantee) httpapi.QuorumView {
 	return httpapi.QuorumView{Size: q.Size, Majority: q.Majority, Reachable: q.Reachable, Heard: q.Heard,
-		Lost: q.Lost, Overfull: q.Overfull}
+		Witnesses: len(q.Witnesses), Lost: q.Lost, Overfull: q.Overfull, Guarantee: g.String(), Witness: g.Witness}
 }

@@ -122,6 +122,7 @@ func (rf *runFlags) load() (*runConfig, error) {
 	mode := findMode(rf.modes, s.Mode)
 	ms := rf.mode[mode.Name]
 	errs = append(errs, ms.Load(src))
+	leaveOutRuns(src, file, ms)
 	if _, _, err := newLogger(io.Discard, s.LogFormat, s.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
@@ -131,6 +132,24 @@ func (rf *runFlags) load() (*runConfig, error) {
 		return nil, ConfigError{err}
 	}
 	return &runConfig{s: s, mode: mode, ms: ms, file: file, warnings: src.warnings, checkOnly: src.checkOnly}, nil
+}
+
+// neverLeader is a mode's settings for a node that never leads (a udp
+// witness).
+type neverLeader interface{ neverLeads() bool }
+
+// leaveOutRuns leaves the file's jobs and services out on a node that
+// never leads, with a warning: they run on the leader, and one file may
+// serve every node, the witness included. check-config, run and reload all
+// see the file without them.
+func leaveOutRuns(src *Source, file *config.File, ms ModeSettings) {
+	nl, ok := ms.(neverLeader)
+	if !ok || !nl.neverLeads() || len(file.Jobs)+len(file.Services) == 0 {
+		return
+	}
+	src.Warn("role witness: this node never leads, so the %d jobs and %d services of %s run on the leader, never here",
+		len(file.Jobs), len(file.Services), file.Path)
+	file.Jobs, file.Services = nil, nil
 }
 
 // runCmdName is run's name: the command that answers SIGHUP by reloading.

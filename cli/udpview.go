@@ -29,24 +29,52 @@ type udpView struct {
 	SocketErrors      uint64            `json:"socket_errors"`
 	Dropped           map[string]uint64 `json:"dropped"`
 	Hearing           hearingView       `json:"hearing"`
-	// Quorum is set in quorum mode (cluster_size > 0) only.
+	// Guarantee is the guarantee in force, as logged at start.
+	Guarantee guaranteeView `json:"guarantee"`
+	// Quorum is set in quorum mode only.
 	Quorum *quorumView `json:"quorum,omitempty"`
+}
+
+// guaranteeView is the guarantee in /status: the line the node logged at
+// start and its parts.
+type guaranteeView struct {
+	// Quorum: a side of a partition without a majority runs nothing;
+	// false: each side runs the jobs until it heals.
+	Quorum bool `json:"quorum"`
+	// Voters is the number of voters (witnesses included); 0 when unknown.
+	Voters int `json:"voters"`
+	// Source is where Voters came from: cluster_size or peers.
+	Source string `json:"source,omitempty"`
+	// Witness: this node is a witness: it votes, never leads.
+	Witness bool   `json:"witness"`
+	Line    string `json:"line"`
+}
+
+func newGuaranteeView(g guarantee) guaranteeView {
+	return guaranteeView{Quorum: g.Quorum, Voters: g.Voters, Source: g.Source, Witness: g.Witness, Line: g.String()}
 }
 
 // quorumView is quorum mode's part of /status: why there is no leader
 // ("lost": only reachable of cluster_size answered; "overfull": more node
 // ids on the LAN than cluster_size) and the refusals behind it.
 type quorumView struct {
-	ClusterSize  int      `json:"cluster_size"`
-	Majority     int      `json:"majority"`
-	Lost         bool     `json:"lost"`
-	Reachable    int      `json:"reachable"`
-	Overfull     bool     `json:"overfull"`
-	HeardIDs     []string `json:"heard_ids"`
-	QuorumFailed uint64   `json:"claims_without_majority"`
-	LeaseLost    uint64   `json:"leases_lost"`
-	VotesRefused uint64   `json:"votes_refused"`
-	AcksRefused  uint64   `json:"acks_refused"`
+	ClusterSize int      `json:"cluster_size"`
+	Majority    int      `json:"majority"`
+	Lost        bool     `json:"lost"`
+	Reachable   int      `json:"reachable"`
+	Overfull    bool     `json:"overfull"`
+	HeardIDs    []string `json:"heard_ids"`
+	// Witnesses are the ids of HeardIDs that are witnesses.
+	Witnesses []string `json:"witnesses"`
+	// Promise is this node's promise now (it adapts to the loss it
+	// measures), in the range its config allows.
+	Promise      string `json:"promise"`
+	PromiseMin   string `json:"promise_min"`
+	PromiseMax   string `json:"promise_max"`
+	QuorumFailed uint64 `json:"claims_without_majority"`
+	LeaseLost    uint64 `json:"leases_lost"`
+	VotesRefused uint64 `json:"votes_refused"`
+	AcksRefused  uint64 `json:"acks_refused"`
 }
 
 func newUDPView(p protocol.Stats, q protocol.QuorumStatus, t udp.TransportStats) udpView {
@@ -71,7 +99,8 @@ func newUDPView(p protocol.Stats, q protocol.QuorumStatus, t udp.TransportStats)
 	if q.Size > 0 {
 		v.Quorum = &quorumView{
 			ClusterSize: q.Size, Majority: q.Majority, Lost: q.Lost, Reachable: q.Reachable,
-			Overfull: q.Overfull, HeardIDs: q.HeardIDs,
+			Overfull: q.Overfull, HeardIDs: q.HeardIDs, Witnesses: q.Witnesses,
+			Promise: q.Promise.String(), PromiseMin: q.MinPromise.String(), PromiseMax: q.MaxPromise.String(),
 			QuorumFailed: p.QuorumFailed, LeaseLost: p.LeaseLost, VotesRefused: p.VotesRefused, AcksRefused: p.AcksRefused,
 		}
 	}

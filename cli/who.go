@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,8 +23,9 @@ func newWhoCmd() *cobra.Command {
 		Short: "ask the LAN who leads",
 		Long: `Who sends a QUERY to the udp-mode cluster (by its transport: broadcast,
 multicast, or unicast to --peers) and prints every leader that answers with
-its term, address and round-trip time. Two answers mean a split brain or a
-handover in progress. With --config it takes the cluster, port, bind
+its term, address and round-trip time, then every witness that answers
+with the leader it follows. Two leaders mean a split brain or a handover
+in progress. With --config it takes the cluster, port, bind
 address, transport, group, peers and key from the file.`,
 		Example: `  lanleader who
   lanleader who --config /etc/lanleader/lanleader.yaml
@@ -63,16 +65,43 @@ func who(cmd *cobra.Command, s *udpSettings, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	switch len(answers) {
+	var leaders, witnesses []udp.Answer
+	for _, a := range answers {
+		if a.Witness != "" {
+			witnesses = append(witnesses, a)
+		} else {
+			leaders = append(leaders, a)
+		}
+	}
+	switch len(leaders) {
 	case 0:
+		if len(witnesses) > 0 {
+			printWitnesses(stdout, witnesses)
+		}
 		return fmt.Errorf("no leader of cluster %q answered within %v", s.Cluster, timeout)
 	case 1:
 	default:
-		fmt.Fprintf(stderr, "warning: %d nodes claim to lead (split brain or a handover in progress)\n", len(answers))
+		fmt.Fprintf(stderr, "warning: %d nodes claim to lead (split brain or a handover in progress)\n", len(leaders))
 	}
 	fmt.Fprintf(stdout, "%-20s %-12s %-22s %s\n", "LEADER", "TERM", "ADDRESS", "RTT")
-	for _, a := range answers {
+	for _, a := range leaders {
 		fmt.Fprintf(stdout, "%-20s %-12d %-22s %v\n", a.Leader, a.Term, a.Addr, a.RTT.Round(10*time.Microsecond))
 	}
+	if len(witnesses) > 0 {
+		fmt.Fprintln(stdout)
+		printWitnesses(stdout, witnesses)
+	}
 	return nil
+}
+
+// printWitnesses lists the witnesses that answered and whom they follow.
+func printWitnesses(w io.Writer, ws []udp.Answer) {
+	fmt.Fprintf(w, "%-20s %-20s %-22s %s\n", "WITNESS", "FOLLOWS", "ADDRESS", "RTT")
+	for _, a := range ws {
+		follows := a.Leader
+		if follows == "" {
+			follows = "(no leader)"
+		}
+		fmt.Fprintf(w, "%-20s %-20s %-22s %v\n", a.Witness, follows, a.Addr, a.RTT.Round(10*time.Microsecond))
+	}
 }

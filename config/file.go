@@ -60,9 +60,16 @@ type Election struct {
 	SecretFile string        // udp mode: file with the HMAC key
 	HTTP       *string       // status endpoint address; "" turns it off
 	StateDir   *string       // directory of the state file; "" turns it off
-	// ClusterSize turns on quorum mode (udp): the number of nodes; a
-	// leader needs a majority of them. 0 means no quorum.
+	// ClusterSize turns on quorum mode (udp): the number of voters,
+	// witnesses included; a leader needs a majority of them. 0: not set.
 	ClusterSize int
+	// Quorum (udp) is "auto" (on when the voters are known and at least
+	// 3), "on" or "off"; "" when not set. A YAML true or false reads as
+	// on or off.
+	Quorum string
+	// Role (udp) is "node" or "witness" (votes, never leads); "" when not
+	// set.
+	Role string
 	// HTTPHosts are further names the status endpoint answers to in the
 	// Host header.
 	HTTPHosts []string

@@ -106,6 +106,21 @@ func (d *decoder) boolean(n *yaml.Node, path string) (bool, bool) {
 	return b, true
 }
 
+// onOff accepts a string (on, off, auto, checked by the CLI) or a YAML
+// boolean, read as on or off.
+func (d *decoder) onOff(n *yaml.Node, path string) (string, bool) {
+	if isNull(n) {
+		return "", true
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		var b bool
+		if n.Decode(&b) == nil {
+			return map[bool]string{true: "on", false: "off"}[b], true
+		}
+	}
+	return d.str(n, path)
+}
+
 // duration accepts Go duration strings ("30s", "1m30s") and a bare 0.
 func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, bool) {
 	if isNull(n) {

@@ -15,7 +15,7 @@ var (
 	topKeys      = []string{"election", "jobs", "services", "hooks", "log"}
 	logKeys      = []string{"level", "format"}
 	electionKeys = []string{"mode", "node_id", "leader", "env_var", "cluster", "bind", "port",
-		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "http_hosts", "http_output_tails", "cluster_size", "state_dir"}
+		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "http_hosts", "http_output_tails", "cluster_size", "quorum", "role", "state_dir"}
 	jobKeys = []string{"name", "schedule", "command", "shell", "http", "dir", "env", "timeout",
 		"overlap", "retries", "retry_delay", "on_leader_loss", "misfire", "misfire_grace",
 		"rerun_interrupted", "kill_grace", "on_failure"}
@@ -101,6 +101,10 @@ func (d *decoder) election(n *yaml.Node) {
 			e.Misses, _ = d.integer(v, p)
 		case "cluster_size":
 			e.ClusterSize, _ = d.integer(v, p)
+		case "quorum":
+			e.Quorum, _ = d.onOff(v, p)
+		case "role":
+			e.Role, _ = d.str(v, p)
 		case "preempt":
 			if b, ok := d.boolean(v, p); ok && !isNull(v) {
 				e.Preempt = &b

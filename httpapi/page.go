@@ -52,12 +52,19 @@ type NodeView struct {
 
 // QuorumView is quorum mode's state for the page.
 type QuorumView struct {
-	// Size is the configured cluster size; 0 means quorum mode is off.
+	// Size is the number of voters; 0 means quorum mode is off.
 	Size, Majority, Reachable, Heard int
+	// Witnesses is how many of those heard are witnesses.
+	Witnesses int
 	// Lost: no majority reachable; no leader acts.
 	Lost bool
 	// Overfull: more nodes heard than Size.
 	Overfull bool
+	// Guarantee is the line the node logged at start: quorum or not, and
+	// what a partition does.
+	Guarantee string
+	// Witness: this node is a witness (the page shows it as its role).
+	Witness bool
 }
 
 // pageData is what page.html renders.
@@ -102,8 +109,12 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		d.Quorum = s.cfg.Quorum()
 		d.HasQuorum = d.Quorum.Size > 0
 		d.QuorumKnown = true
+
 	}
 	d.Nodes = s.nodes(st)
+	if d.Quorum.Witness {
+		d.Role, d.Nodes[0].Role = "witness", "witness" // a follower that never leads
+	}
 	if s.cfg.JobViews != nil {
 		d.Jobs = s.cfg.JobViews(pageRuns)
 	}

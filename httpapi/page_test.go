@@ -77,3 +77,32 @@ func TestStatusPageEscapes(t *testing.T) {
 	assert.Contains(t, body, "None since this node started.")
 	assert.Contains(t, body, "<b>n/a</b>", "no quorum state without a Quorum func (static, env)")
 }
+
+// The page states the guarantee in force — the line the node logged at
+// start — and a witness as a witness: its own role, a witness among the
+// nodes, and how many of the voters heard are witnesses.
+func TestStatusPageGuaranteeAndWitness(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		q    httpapi.QuorumView
+		want []string
+	}{
+		{"no quorum", httpapi.QuorumView{Guarantee: "no quorum: 2 voters (peers: this node and 1 listed); a partition runs jobs on both sides until it heals"},
+			[]string{`<b class="bad">off</b>`, `<span id="guarantee">no quorum: 2 voters (peers: this node and 1 listed); a partition runs jobs on both sides until it heals</span>`}},
+		{"witness", httpapi.QuorumView{Size: 3, Majority: 2, Heard: 3, Witnesses: 1, Witness: true, Guarantee: "quorum: 3 voters (cluster_size), this node a witness"},
+			[]string{`<b id="role">witness</b>`, "3 heard (1 witness)", `<span id="guarantee">quorum: 3 voters (cluster_size), this node a witness</span>`,
+				`<td class="">witness</td>`, `<td class="">witness</td><td><code>198.18.0.3:7483</code>`}},
+	} {
+		el := newFake(t, election.Callbacks{})
+		h := httpapi.New(httpapi.Config{Elector: el, Quorum: func() httpapi.QuorumView { return tc.q },
+			Nodes: func() []httpapi.NodeView {
+				return []httpapi.NodeView{{ID: "pi", Addr: "198.18.0.3:7483", Role: "witness", Ago: time.Second}}
+			}}).Handler()
+		el.n.Update(election.Status{Node: "nas", Role: election.Follower, Term: 4})
+		code, body := get(t, h, "/")
+		require.Equal(t, http.StatusOK, code)
+		for _, want := range tc.want {
+			assert.Contains(t, body, want, tc.name)
+		}
+	}
+}

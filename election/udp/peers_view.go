@@ -12,6 +12,8 @@ type PeerView struct {
 	// Ago is how long since its last accepted message.
 	Ago      time.Duration
 	Resigned bool
+	// Witness: it votes and never leads.
+	Witness bool
 }
 
 // Peers returns the other nodes heard within ForgetPeerAfter, sorted by id.
@@ -22,7 +24,7 @@ func (e *Elector) Peers() []PeerView {
 	ps := e.node.Peers(now)
 	out := make([]PeerView, len(ps))
 	for i, p := range ps {
-		out[i] = PeerView{ID: p.ID, Priority: p.Priority, Ago: now.Sub(p.LastHeard), Resigned: p.Resigned}
+		out[i] = PeerView{ID: p.ID, Priority: p.Priority, Ago: now.Sub(p.LastHeard), Resigned: p.Resigned, Witness: p.Witness}
 		if a, ok := e.addrs[p.ID]; ok {
 			out[i].Addr = a.String()
 		}

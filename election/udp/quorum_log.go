@@ -20,6 +20,8 @@ type quorumLog struct {
 	warned    bool
 	// differing is the last logged list of nodes whose timing differs.
 	differing string
+	// witness is the witness last said to be heard without quorum.
+	witness string
 }
 
 // warnAt is when the "no majority" WARN is due (zero if none is): the run
@@ -41,8 +43,13 @@ func (w *quorumLog) warnAt(promise time.Duration) time.Time {
 func (e *Elector) logQuorum(now time.Time) {
 	e.mu.Lock()
 	q := e.node.Quorum()
+	witness := ""
+	if q.Size == 0 {
+		witness = e.node.WitnessHeard(now)
+	}
 	e.mu.Unlock()
 	if q.Size == 0 {
+		e.logWitnessWithoutQuorum(witness)
 		return
 	}
 	w := &e.qlog
@@ -107,4 +114,17 @@ func promiseRange(q protocol.QuorumStatus) string {
 		return q.MinPromise.String()
 	}
 	return fmt.Sprintf("%v to %v", q.MinPromise, q.MaxPromise)
+}
+
+// logWitnessWithoutQuorum says, once per witness, that a witness is heard
+// while this node runs without quorum: the witness's votes do nothing
+// here, and the setup the operator meant (two servers and a witness) is
+// not in force.
+func (e *Elector) logWitnessWithoutQuorum(witness string) {
+	if witness == "" || witness == e.qlog.witness {
+		return
+	}
+	e.qlog.witness = witness
+	e.log.Warn(fmt.Sprintf("witness %s is heard, but this node runs without quorum, where a witness does nothing: set cluster_size (the voters, witnesses included) on every node, or list every voter in peers", witness),
+		slog.String("witness", witness))
 }

@@ -126,3 +126,28 @@ func TestDifferingTimingIsWarnedOncePerChange(t *testing.T) {
 		assert.LessOrEqual(t, len(seen), 3, "at most once per change")
 	})
 }
+
+// TestWitnessWithoutQuorumIsWarned: two nodes without quorum and a
+// witness (an operator who added the witness but set no cluster_size on
+// the servers): the servers say the witness does nothing there, once.
+func TestWitnessWithoutQuorumIsWarned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs, _ := runQuorumNodes(t, 3, 3, 5*time.Second, func(i int, pc *protocol.Config) {
+			if i == 3 {
+				pc.Witness = true
+			} else {
+				pc.ClusterSize = 0
+			}
+		})
+		for _, n := range []string{"n1", "n2"} {
+			var said int
+			for line := range strings.Lines(logs) {
+				if strings.Contains(line, "node="+n) && strings.Contains(line, `msg="witness n3 is heard, but this node runs without quorum`) {
+					said++
+					assert.Contains(t, line, "level=WARN")
+				}
+			}
+			assert.Equal(t, 1, said, "%s says it once", n)
+		}
+	})
+}

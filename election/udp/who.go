@@ -10,12 +10,15 @@ import (
 	"github.com/lanleader/lanleader/election/udp/wire"
 )
 
-// Answer is a leader's reply to a Query.
+// Answer is a leader's reply to a Query, or a witness's.
 type Answer struct {
-	// Leader is the answering leader's node id.
+	// Leader is the answering leader's node id; for a witness, the leader
+	// it follows ("" if none).
 	Leader string
-	// Term is its term.
+	// Term is the leader's term.
 	Term uint64
+	// Witness is the answering witness's node id; "" for a leader.
+	Witness string
 	// Addr is the address the answer came from.
 	Addr string
 	// RTT is the time from sending the query to receiving this answer.
@@ -24,8 +27,9 @@ type Answer struct {
 
 // Query asks the cluster who leads: it broadcasts a QUERY on t and collects
 // ANSWERs until ctx is done. It returns every distinct leader that answered,
-// in order of arrival (more than one means a split brain in progress). It
-// does not close t.
+// in order of arrival (more than one means a split brain in progress), and
+// every witness (Answer.Witness), which answers with the leader it follows.
+// It does not close t.
 func Query(ctx context.Context, t Transport, cluster string, keyring *wire.Keyring) ([]Answer, error) {
 	q := clientQuery(cluster, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
 	b, err := wire.Encode(q, keyring)
@@ -47,15 +51,22 @@ func Query(ctx context.Context, t Transport, cluster string, keyring *wire.Keyri
 				return answers, nil
 			}
 			m, err := wire.Decode(p.Data, keyring)
-			if err != nil || m.Type != protocol.Answer || m.Cluster != cluster || m.Nonce != q.Nonce {
+			if err != nil || m.Cluster != cluster || m.Nonce != q.Nonce {
 				continue // not an answer to this query (a replayed or stray one)
 			}
-			key := fmt.Sprintf("%s/%d", m.From, m.Term)
+			a := Answer{Leader: m.From, Term: m.Term, Addr: p.From.String(), RTT: p.At.Sub(sent)}
+			switch witness := protocol.FlagReport | protocol.FlagWitness; {
+			case m.Type == protocol.Query && m.Flags&witness == witness:
+				a.Leader, a.Witness = m.Leader, m.From
+			case m.Type != protocol.Answer:
+				continue
+			}
+			key := fmt.Sprintf("%s/%s/%d", a.Witness, m.From, m.Term)
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			answers = append(answers, Answer{Leader: m.From, Term: m.Term, Addr: p.From.String(), RTT: p.At.Sub(sent)})
+			answers = append(answers, a)
 		}
 	}
 }

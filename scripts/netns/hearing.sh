@@ -353,10 +353,10 @@ sc_deaf_boot() {
 }
 
 sc_deaf_boot_unicast() {
-	say "deaf from boot with unicast --peers, without and with --cluster-size"
-	hr_restart_cluster --peers "$(hr_peers)"
+	say "deaf from boot with unicast --peers, with --quorum off and with quorum (the default with $NODES peers)"
+	hr_restart_cluster --peers "$(hr_peers)" --quorum off
 	hr_deaf_boot deaf_boot_unicast may-lead
-	hr_restart_cluster --peers "$(hr_peers)" --cluster-size "$NODES"
+	hr_restart_cluster --peers "$(hr_peers)"
 	hr_deaf_boot deaf_boot_unicast_quorum never-leads
 	hr_restart_cluster
 }

@@ -128,7 +128,9 @@ sc_ipv6() {
 	fi
 	local i peers=""
 	for ((i = 1; i <= NODES; i++)); do peers+="[$(net_ip6 "$i")]:$UDP_PORT,"; done
-	if net_restart ipv6-unicast "--peers ${peers%,}" net_ip6; then
+	# Without quorum, as the multicast run: the failover checked is the
+	# probe's (a follower in quorum mode waits out its promise instead).
+	if net_restart ipv6-unicast "--peers ${peers%,} --quorum off" net_ip6; then
 		net_failover ipv6-unicast
 	fi
 	net_restore ipv6

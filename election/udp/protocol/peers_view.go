@@ -18,6 +18,8 @@ type PeerInfo struct {
 	LastHeard time.Time
 	// Resigned is set when its last message was a RESIGN.
 	Resigned bool
+	// Witness: its last message said it is a witness (FlagWitness).
+	Witness bool
 }
 
 // Peers returns the nodes heard within ForgetPeerAfter before now, sorted
@@ -30,8 +32,21 @@ func (n *Node) Peers(now time.Time) []PeerInfo {
 		if !n.peerRecent(now, p) {
 			continue
 		}
-		out = append(out, PeerInfo{ID: id, Priority: p.priority, LastHeard: p.lastHeard, Resigned: p.gone})
+		out = append(out, PeerInfo{ID: id, Priority: p.priority, LastHeard: p.lastHeard, Resigned: p.gone, Witness: p.witness})
 	}
 	slices.SortFunc(out, func(a, b PeerInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out
+}
+
+// WitnessHeard returns the first (by id) witness heard within
+// ForgetPeerAfter before now, or "". A node without quorum says it hears
+// one: a witness votes only in quorum mode.
+func (n *Node) WitnessHeard(now time.Time) string {
+	first := ""
+	for id, p := range n.peers {
+		if p.witness && !p.gone && n.peerRecent(now, p) && (first == "" || id < first) {
+			first = id
+		}
+	}
+	return first
 }

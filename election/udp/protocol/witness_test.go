@@ -82,6 +82,9 @@ func TestWitnessIsNeverNamedSuccessor(t *testing.T) {
 	q := l.Quorum()
 	assert.Equal(t, []string{"w"}, q.Witnesses)
 	assert.Equal(t, []string{"w"}, nw.nodes["w"].Quorum().Witnesses, "a witness counts itself")
+	for _, p := range l.Peers(nw.now) {
+		assert.Equal(t, p.ID == "w", p.Witness, "peer %s", p.ID)
+	}
 }
 
 // TestWitnessAnswersWhoWithItsLeader: `lanleader who` learns of a witness
