@@ -31,12 +31,23 @@ type Succession struct {
 // going, for a successor whose leadership started at since and work that
 // is gone within stop after its leader stops acting. ok is false when the
 // mode bounds nothing.
+//
+// stop is timed by the deposed leader's host (its kill grace, its shim's
+// licence), whose clock may run slower than this node's: it counts
+// OtherClock(stop) here. The overhang is the mode's own and carries its
+// margin already (etcd's lease margin).
 func (s Succession) QuietAt(since time.Time, stop time.Duration) (quiet time.Time, ok bool) {
 	if !s.Bounded {
 		return time.Time{}, false
 	}
-	return since.Add(s.Overhang + stop), true
+	return since.Add(s.Overhang + OtherClock(stop)), true
 }
+
+// OtherClock returns a duration d timed by another host's clock as this
+// host must count it to be sure it is over there: a fifth longer, for
+// clock rates within 20 % of each other, the bound the protocol documents
+// (its quorum lease keeps the same margin).
+func OtherClock(d time.Duration) time.Duration { return d * 6 / 5 }
 
 // String describes the promise for start-up logs.
 func (s Succession) String() string {

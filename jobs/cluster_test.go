@@ -119,6 +119,9 @@ type jobCluster struct {
 	// trapTerm makes runs ignore SIGTERM: stopped, a run ends only at
 	// SIGKILL, its kill grace later.
 	trapTerm bool
+	// slowClocks makes every node's clock run 20 % slow against the
+	// simulation's, the successor's: a kill grace takes a fifth longer.
+	slowClocks bool
 	// services are every node's leader-only services (their copies run
 	// until stopped).
 	services []jobs.ServiceSpec
@@ -208,7 +211,11 @@ func (c *jobCluster) exec(ctx context.Context, s proc.Spec) proc.Result {
 	select {
 	case <-ctx.Done():
 		if c.trapTerm {
-			time.Sleep(s.KillGrace)
+			grace := s.KillGrace
+			if c.slowClocks {
+				grace = grace * 6 / 5
+			}
+			time.Sleep(grace)
 			return proc.Result{Started: st.at, Stopped: true, Killed: true, ExitCode: -1, Signal: 9}
 		}
 		return proc.Result{Started: st.at, Stopped: true, ExitCode: -1, Signal: 15}

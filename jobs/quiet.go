@@ -37,15 +37,15 @@ func (r *Runner) killGrace(spec *Spec) time.Duration {
 // (a process's kill grace and settling, executor.stopTime); with finish,
 // the attempt's timeout and then its stop time (no retry starts once
 // leadership is lost), and nothing bounds it without a timeout. The old
-// leader's host times those, so they count a fifth more here, for clock
-// rates differing by up to 20 % (the protocol's own assumption).
+// leader's host times it: a successor counts it longer
+// (election.Succession.QuietAt).
 func (r *Runner) stopBound(spec *Spec) (time.Duration, bool) {
 	stop := r.executorFor(spec).stopTime(r.killGrace(spec))
 	switch {
 	case spec.OnLeaderLoss == LeaderLossCancel:
-		return stop * 6 / 5, true
+		return stop, true
 	case spec.Timeout > 0:
-		return (spec.Timeout + stop) * 6 / 5, true
+		return spec.Timeout + stop, true
 	}
 	return 0, false
 }

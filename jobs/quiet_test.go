@@ -471,12 +471,12 @@ func TestStopBound(t *testing.T) {
 		want time.Duration
 		ok   bool
 	}{
-		"process, cancel, default grace": {Spec{}, stretched(DefaultKillGrace + proc.KillSettle), true},
-		"process, cancel":                {Spec{KillGrace: 3 * time.Second}, stretched(3*time.Second + proc.KillSettle), true},
-		"process, finish, timeout":       {Spec{OnLeaderLoss: LeaderLossFinish, Timeout: time.Minute, KillGrace: 3 * time.Second}, stretched(time.Minute + 3*time.Second + proc.KillSettle), true},
+		"process, cancel, default grace": {Spec{}, DefaultKillGrace + proc.KillSettle, true},
+		"process, cancel":                {Spec{KillGrace: 3 * time.Second}, 3*time.Second + proc.KillSettle, true},
+		"process, finish, timeout":       {Spec{OnLeaderLoss: LeaderLossFinish, Timeout: time.Minute, KillGrace: 3 * time.Second}, time.Minute + 3*time.Second + proc.KillSettle, true},
 		"process, finish, no timeout":    {Spec{OnLeaderLoss: LeaderLossFinish}, 0, false},
 		"http, cancel":                   {Spec{HTTP: req}, 0, true},
-		"http, finish, timeout":          {Spec{HTTP: req, OnLeaderLoss: LeaderLossFinish, Timeout: time.Minute}, stretched(time.Minute), true},
+		"http, finish, timeout":          {Spec{HTTP: req, OnLeaderLoss: LeaderLossFinish, Timeout: time.Minute}, time.Minute, true},
 		"http, finish, no timeout":       {Spec{HTTP: req, OnLeaderLoss: LeaderLossFinish}, 0, false},
 	} {
 		got, ok := r.stopBound(&tc.spec)

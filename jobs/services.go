@@ -135,12 +135,12 @@ func (sv *service) setState(s ServiceState, now time.Time) {
 }
 
 // serviceStop is how long after its leader stops acting a copy of spec can
-// still be running (the bound its entry carries): its licence (the shim
-// sends SIGTERM when it runs out),
-// its stop grace (then SIGKILL of its tree), with a fifth more for clocks
-// that run at different rates (the protocol's bound), and the kill itself.
+// still be running, by its leader's clock (the bound its entry carries;
+// a successor counts it longer, election.Succession.QuietAt): its licence
+// (the shim sends SIGTERM when it runs out), its stop grace (then SIGKILL
+// of its tree), and the kill itself.
 func serviceStop(spec *ServiceSpec) time.Duration {
-	return (ServiceLicence+spec.stopGrace())*6/5 + proc.LicenceKillSettle
+	return ServiceLicence + spec.stopGrace() + proc.LicenceKillSettle
 }
 
 // startAtLocked returns when the leadership of term, started at since, may

@@ -155,7 +155,8 @@ var quorum = election.Succession{Bounded: true}
 // TestServiceSuccessorWaitsForThePreviousCopy: a leader that knows another
 // node's copy was recorded running under an earlier term starts its own
 // only when that copy can no longer be running — the successor's start
-// plus the copy's stop bound (licence, stop grace, kill) — or at once when
+// plus the copy's stop bound (licence, stop grace, kill), timed by the old
+// leader's clock and so counted a fifth longer — or at once when
 // it hears the copy was stopped; where nothing bounds a deposed leader it
 // starts at once.
 func TestServiceSuccessorWaitsForThePreviousCopy(t *testing.T) {
@@ -173,10 +174,10 @@ func TestServiceSuccessorWaitsForThePreviousCopy(t *testing.T) {
 	}{
 		{"nothing known", quorum, nil, 0, 0},
 		{"known stopped", quorum, []Ledger{stopped}, 0, 0},
-		{"running, never heard of again", quorum, []Ledger{running}, 0, stop},
+		{"running, never heard of again", quorum, []Ledger{running}, 0, stretched(stop)},
 		{"running, then stopped", quorum, []Ledger{running}, 3 * time.Second, 3 * time.Second},
 		{"running, no quorum", election.Succession{}, []Ledger{running}, 0, 0},
-		{"running, this node's stop_grace shorter", quorum, []Ledger{running}, 0, stop},
+		{"running, this node's stop_grace shorter", quorum, []Ledger{running}, 0, stretched(stop)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -199,7 +200,7 @@ func TestServiceSuccessorWaitsForThePreviousCopy(t *testing.T) {
 					time.Sleep(tc.stoppedAt)
 					require.NoError(t, r.AdoptLedger(stopped.Encode()))
 				}
-				time.Sleep(stop + time.Second)
+				time.Sleep(stretched(stop) + time.Second)
 				synctest.Wait()
 				runs := c.all()
 				require.Len(t, runs, 1)
