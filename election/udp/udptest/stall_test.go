@@ -113,3 +113,47 @@ func stallAfterFire(s *Sim, d, gap time.Duration) bool {
 	})
 	return true
 }
+
+// TestWakeDrawsTheTickAnywhereInTheQueue pins what lets the simulator
+// draw issue 22's hole 1: a node resumed from a stall handles what queued
+// in its socket buffer and its overdue tick one event each, with the tick
+// drawn at any place among them — first, last and between — as a real
+// process's packet goroutine may read any number of queued packets before
+// its timer goroutine ticks.
+func TestWakeDrawsTheTickAnywhereInTheQueue(t *testing.T) {
+	seen := map[string]bool{}
+	for seed := uint64(1); seed <= 60; seed++ {
+		s := New(Options{Seed: seed, Link: LAN}, nodeIDs(3)...)
+		leader, err := elect(s, 10*time.Second)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		follower := s.ids[0]
+		if follower == leader {
+			follower = s.ids[1]
+		}
+		sn := s.nodes[follower]
+		s.Pause(follower)
+		s.Run(time.Second)
+		queued := len(sn.buffered)
+		if queued < 2 {
+			t.Fatalf("seed %d: %d deliveries queued in a second of stall", seed, queued)
+		}
+		s.Resume(follower)
+		at := 0 // the tick was handled first, in Resume itself
+		for i, w := range sn.waking {
+			if w.tick {
+				at = i + 1
+			}
+		}
+		switch at {
+		case 0:
+			seen["first"] = true
+		case queued:
+			seen["last"] = true
+		default:
+			seen["between"] = true
+		}
+	}
+	assert.Equal(t, map[string]bool{"first": true, "between": true, "last": true}, seen)
+}
