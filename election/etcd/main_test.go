@@ -51,12 +51,13 @@ const helperEnv = "LANLEADER_ETCD_TEST_JOB_OUT"
 // never overlap another (lockHelper).
 const lockEnv = "LANLEADER_ETCD_TEST_LOCK"
 
-// lockHelper is a run that takes an exclusive lock on the file named by
-// lockEnv, so that two runs going at once are seen: without the lock it
-// appends "instant node term overlap" to the output file and exits; with
-// it, "instant node term locked", and then it runs for a minute ignoring
-// SIGTERM, as a job that traps it would (SIGKILL ends it, and the kernel
-// releases the lock).
+// lockHelper is a run (or a service's copy) that takes an exclusive lock
+// on the file named by lockEnv, so that two runs going at once are seen:
+// without the lock it appends "instant node term overlap" to the output
+// file and exits; with it, "instant node term locked", and then it runs
+// for a minute ignoring SIGTERM, as a job that traps it would (SIGKILL
+// ends it, and the kernel releases the lock). A copy's instant is its
+// service's ledger name.
 func lockHelper() int {
 	f, err := os.OpenFile(os.Getenv(lockEnv), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -69,7 +70,11 @@ func lockHelper() int {
 		verdict = "overlap"
 	}
 	term, _ := strconv.ParseUint(os.Getenv("LANLEADER_TERM"), 10, 64)
-	if err := appendRun(os.Getenv("LANLEADER_SCHEDULED_AT"), term, verdict); err != nil {
+	instant := os.Getenv("LANLEADER_SCHEDULED_AT")
+	if svc := os.Getenv("LANLEADER_SERVICE"); svc != "" {
+		instant = jobs.ServiceLedgerName(svc) // a service's copy: no instant
+	}
+	if err := appendRun(instant, term, verdict); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}

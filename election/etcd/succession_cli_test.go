@@ -98,3 +98,46 @@ func viaEndpoint(t *testing.T, cfg, endpoint string) string {
 	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(b), from, "endpoints: ["+endpoint+"]", 1)), 0o600))
 	return file
 }
+
+// TestRunModeServiceSuccessorWaitsForTheOldCopy is the same for a
+// leader-only service whose copy ignores SIGTERM (stop_grace 1 s) and holds
+// the lock while it runs: the leader key is deleted by hand, the other
+// node leads at once, and it must start its copy only once the old one
+// can no longer be running (the old leader acts up to the TTL longer, its
+// copy dies stop_grace after that), not beside it; and it does start it.
+func TestRunModeServiceSuccessorWaitsForTheOldCopy(t *testing.T) {
+	prefix := "/test/" + t.Name()
+	cfg, out := jobConfig(t, prefix, fmt.Sprintf(`    []
+services:
+  - name: scheduler
+    stop_grace: 1s
+    command: [%%q, "-test.run=^$"]
+    env:
+      LANLEADER_ETCD_TEST_JOB_OUT: %%s
+      LANLEADER_ETCD_TEST_LOCK: %s
+`, filepath.Join(t.TempDir(), "lock")))
+
+	startDaemon(t, cfg, "a")
+	client, err := etcdtest.NewClient(etcd.ServerEndpoint())
+	require.NoError(t, err)
+	defer client.Close()
+	first := waitRuns(t, out, func(rs []run) bool { return len(rs) >= 1 }, "a's copy")[0]
+	require.Equal(t, run{instant: "service:scheduler", node: "a", term: first.term, verdict: "locked"}, first)
+	startDaemon(t, cfg, "b")
+	require.Eventually(t, func() bool {
+		resp, err := client.Get(context.Background(), prefix+"/election/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		return err == nil && resp.Count == 2
+	}, 20*time.Second, 20*time.Millisecond, "b in line")
+
+	resp, err := client.Get(context.Background(), prefix+"/election/", clientv3.WithFirstCreate()...)
+	require.NoError(t, err)
+	require.Equal(t, "a", string(resp.Kvs[0].Value))
+	_, err = client.Delete(context.Background(), string(resp.Kvs[0].Key))
+	require.NoError(t, err)
+	deleted := time.Now()
+	rs := waitRuns(t, out, func(rs []run) bool { return countBy(rs, other("a")) >= 1 }, "b's copy")
+	t.Logf("b started its copy %v after the deletion", time.Since(deleted).Round(10*time.Millisecond))
+	for _, r := range rs {
+		assert.Equal(t, "locked", r.verdict, "a copy started while another ran: %+v; copies: %+v", r, rs)
+	}
+}
