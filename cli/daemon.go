@@ -105,23 +105,15 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		return err
 	}
 	d.el = el
+	if el.Cluster == nil {
+		return fmt.Errorf("mode %s: its Elector has no jobs.Cluster (jobs.Alone for a mode that coordinates nothing)", s.Mode)
+	}
 
-	d.runner, err = jobs.NewRunner(jobs.RunnerConfig{
-		Jobs:       file.Jobs,
-		Services:   file.Services,
-		Node:       s.NodeID,
-		Logger:     logger,
-		CanRun:     el.canRun(),
-		Gate:       persist.gate(el.Gate),
-		Gather:     el.Gather,
-		OnHolding:  el.SetHolding,
-		HoldLapse:  el.HoldLapse,
-		Succession: rc.ms.Succession(),
-		OnLedgerChange: func() {
-			if el.Publish != nil {
-				el.Publish()
-			}
-		},
+	d.runner, err = jobs.NewRunner(persist.cluster(el.Cluster), jobs.RunnerConfig{
+		Jobs:     file.Jobs,
+		Services: file.Services,
+		Node:     s.NodeID,
+		Logger:   logger,
 		OnServiceExit: func(e jobs.ServiceExit) {
 			d.hooks.ServiceExited(hooks.ServiceExit{Service: e.Service, Term: e.Term, ExitCode: e.ExitCode,
 				Error: e.Result, Restarts: e.Restarts, Output: e.Output})
@@ -174,7 +166,6 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 			}
 		})
 	}
-	wg.Go(func() { _ = d.runner.Run(runCtx) })
 	// Processes reparented to lanleader (what a killed run left) are killed
 	// and reaped; every child of lanleader is started by internal/proc.
 	wg.Go(func() {

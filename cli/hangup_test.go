@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/jobs"
 )
 
 // TestSIGHUPWhileWaitingForTheBindAddress: the binary (Main), in udp mode
@@ -105,9 +106,10 @@ func (g gatedMode) New(env Env) (*Elector, error) {
 	case <-env.Context.Done():
 		return nil, env.Context.Err()
 	}
-	return &Elector{Elector: election.NewFixed(election.FixedConfig{
+	el := election.NewFixed(election.FixedConfig{
 		Mode: "gated", Node: env.NodeID, Leads: true, Term: 1, Logger: env.Logger,
-	})}, nil
+	})
+	return &Elector{Elector: el, Cluster: jobs.Alone(el)}, nil
 }
 
 // TestSIGHUPStopsOtherCommands: a command other than run stops on a

@@ -18,7 +18,7 @@ import (
 
 // `lanleader jobs` reads a real runner's view through a real endpoint.
 func TestJobsCommand(t *testing.T) {
-	runner, err := jobs.NewRunner(jobs.RunnerConfig{Node: "nas", Jobs: []jobs.Spec{
+	runner, err := jobs.NewRunner(idle, jobs.RunnerConfig{Node: "nas", Jobs: []jobs.Spec{
 		{Name: "backup", Schedule: "0 2 * * *", Command: []string{"/bin/true"}},
 	}})
 	require.NoError(t, err)

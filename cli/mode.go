@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -102,58 +101,33 @@ type Env struct {
 }
 
 // Elector is a mode's election.Elector plus what the job runner and the
-// status page can use from it. Only Elector is required. The node counts as
-// joined (/readyz, systemd's READY=1) once it leads or knows a leader; an
-// Elector whose followers never learn the leader also implements
-// Joined() bool.
+// status page can use from it. Elector and Cluster are required. The node
+// counts as joined (/readyz, systemd's READY=1) once it leads or knows a
+// leader; an Elector whose followers never learn the leader also
+// implements Joined() bool.
 type Elector struct {
 	election.Elector
-	// CanRun is the job start gate, asked right before every job start;
-	// nil means Status().IsLeader(). A mode whose leadership can lapse
-	// between status updates (a lease) answers from its own clock here.
-	CanRun func() bool
-	// Publish, if set, sends the job ledger to the followers at once; the
-	// runner calls it when the ledger changes.
-	Publish func()
-	// Flush, if set, writes out at once what Publish would send and has
-	// not yet (a store's ledger writes), trying until ctx ends. The daemon
-	// calls it at a stop once the runs have ended and before the elector
-	// resigns, so the next leader reads how they ended.
+	// Cluster is what the job runner needs of the election (jobs.Cluster:
+	// the guard, the start gate, where the ledger goes, holding, timing):
+	// jobs.Alone(Elector) for a mode that coordinates nothing between
+	// nodes. The daemon refuses an Elector without one.
+	Cluster jobs.Cluster
+	// Flush, if set, writes out at once what Cluster.Publish would send
+	// and has not yet (a store's ledger writes), trying until ctx ends.
+	// The daemon calls it at a stop once the runs have ended and before
+	// the elector resigns, so the next leader reads how they ended.
 	Flush func(ctx context.Context) error
 	// View, if set, returns the mode's own part of /status (JSON).
 	View func() any
-	// Gate, if set, records each run in the cluster before its process
-	// starts (jobs.StartGate): a store-backed mode writes the entry in a
-	// transaction, udp in quorum mode waits for a majority's acks.
-	Gate jobs.StartGate
 	// Why, if set, says why this node stopped leading (for the "stopped
 	// leading" log line): called from OnStartedLeading to note the state
 	// (its answer ignored) and from OnStoppedLeading, comparing. Empty
 	// means unknown.
 	Why func() string
-	// Gather is the gathering window of a new leadership
-	// (jobs.RunnerConfig.Gather): how long a new leader collects its
-	// peers' ledgers before it decides what its predecessors missed.
-	Gather time.Duration
-	// SetHolding, if set, is told whether any run of this node is going
-	// (jobs.RunnerConfig.OnHolding), so a leader deposed without stopping
-	// tells its successor it still runs them. It must not block.
-	SetHolding func(bool)
-	// HoldLapse is how long another node's word that it still runs a job
-	// holds (jobs.RunnerConfig.HoldLapse).
-	HoldLapse time.Duration
 	// Nodes, if set, returns the other nodes heard, for the status page.
 	Nodes func() []httpapi.NodeView
 	// Quorum, if set, returns quorum mode's state for the status page.
 	Quorum func() httpapi.QuorumView
-}
-
-// canRun returns the start gate, defaulting to "this node leads".
-func (e *Elector) canRun() func() bool {
-	if e.CanRun != nil {
-		return e.CanRun
-	}
-	return func() bool { return e.Elector.Status().IsLeader() }
 }
 
 // BuiltinModes returns the modes every lanleader binary has: static, env

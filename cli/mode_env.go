@@ -8,6 +8,7 @@ import (
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/env"
+	"github.com/lanleader/lanleader/jobs"
 )
 
 // envMode: an orchestrator says through an environment variable whether
@@ -47,5 +48,5 @@ func (s *envSettings) New(e Env) (*Elector, error) {
 	if err != nil {
 		return nil, ConfigError{errors.New(strings.TrimPrefix(err.Error(), "env: "))}
 	}
-	return &Elector{Elector: el}, nil
+	return &Elector{Elector: el, Cluster: jobs.Alone(el)}, nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/static"
+	"github.com/lanleader/lanleader/jobs"
 )
 
 // staticMode: the leader is the node whose hostname (or address) matches
@@ -44,5 +45,5 @@ func (s *staticSettings) New(env Env) (*Elector, error) {
 	if err != nil {
 		return nil, ConfigError{err}
 	}
-	return &Elector{Elector: e}, nil
+	return &Elector{Elector: e, Cluster: jobs.Alone(e)}, nil
 }

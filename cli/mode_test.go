@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/jobs"
 )
 
 // fakeSettings is a mode built as another module would build one: its own
@@ -20,6 +21,9 @@ type fakeSettings struct {
 	Label string `yaml:"label"`
 
 	built *Env // set by New
+	// noCluster builds an Elector without its jobs.Cluster: a mode wired
+	// wrong.
+	noCluster bool
 }
 
 func (s *fakeSettings) Load(src *Source) error {
@@ -43,9 +47,13 @@ func (s *fakeSettings) Succession() election.Succession { return election.Succes
 
 func (s *fakeSettings) New(env Env) (*Elector, error) {
 	s.built = &env
-	return &Elector{Elector: election.NewFixed(election.FixedConfig{
+	el := election.NewFixed(election.FixedConfig{
 		Mode: "fake", Node: env.NodeID, Leads: true, Term: s.Term, Logger: env.Logger,
-	})}, nil
+	})
+	if s.noCluster {
+		return &Elector{Elector: el}, nil
+	}
+	return &Elector{Elector: el, Cluster: jobs.Alone(el)}, nil
 }
 
 // fakeMode returns the mode; *got is set to the settings of the command
@@ -124,6 +132,23 @@ func TestExtraModeRuns(t *testing.T) {
 	assert.NotNil(t, got.built.Ledger)
 	assert.NotNil(t, got.built.AdoptLedger)
 	assert.Contains(t, errOut.String(), `"msg":"became leader","node":"n1","term":7`)
+}
+
+// A mode whose Elector has no jobs.Cluster is refused before any job can
+// run: the runner would not know whether this node may act.
+func TestExtraModeWithoutClusterIsRefused(t *testing.T) {
+	var got *fakeSettings
+	m := fakeMode(&got)
+	setup := m.Setup
+	m.Setup = func(fs *pflag.FlagSet) ModeSettings {
+		lt := setup(fs).(*loadTracker)
+		lt.fakeSettings.noCluster = true
+		return lt
+	}
+	var out, errOut bytes.Buffer
+	code := Execute(context.Background(), []string{"run", "--config", "testdata/fake_mode.yaml"}, &out, &errOut, m)
+	assert.NotEqual(t, ExitOK, code)
+	assert.Contains(t, errOut.String(), "mode fake: its Elector has no jobs.Cluster")
 }
 
 func TestModeRegistryRefusesDuplicates(t *testing.T) {

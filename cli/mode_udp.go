@@ -19,9 +19,9 @@ import (
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/udpjobs"
 	"github.com/lanleader/lanleader/election/udp/wire"
 	"github.com/lanleader/lanleader/httpapi"
-	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/metrics"
 )
 
@@ -434,14 +434,8 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		"misses", s.Misses, "quorum", s.g.Quorum, "voters", s.g.Voters, "role", s.Role, "authenticated", s.keyring != nil)
 	return &Elector{
 		Elector: e,
-		CanRun:  e.CanActAsLeader,
-		Publish: e.Publish,
-		Gate:    jobs.StartGateFunc(func(ctx context.Context, _ string, _ jobs.LedgerEntry) error { return e.Commit(ctx) }),
-		Gather:  e.GatherWindow(),
-		// A deposed leader's finish runs: the successor applies overlap.
-		SetHolding: e.SetHolding,
-		HoldLapse:  e.HoldLapse(),
-		Why:        stepDownReason(e),
+		Cluster: udpjobs.Cluster(e),
+		Why:     stepDownReason(e),
 		View: func() any {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
 			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())

@@ -132,20 +132,25 @@ func (p statePersister) saveRun() {
 	}
 }
 
-// gate records a run in the state file, then asks the mode's gate (if
-// any): a run that starts is on this node's disk first, so a restart of
-// the whole cluster does not run it again.
-func (p statePersister) gate(next jobs.StartGate) jobs.StartGate {
+// cluster returns the mode's Cluster with a run recorded in the state file
+// before the mode's Commit: a run that starts is on this node's disk
+// first, so a restart of the whole cluster does not run it again.
+func (p statePersister) cluster(next jobs.Cluster) jobs.Cluster {
 	if p.store == nil {
 		return next
 	}
-	return jobs.StartGateFunc(func(ctx context.Context, job string, e jobs.LedgerEntry) error {
-		if err := p.saveLedger(); err != nil {
-			return fmt.Errorf("state file: %w", err)
-		}
-		if next == nil {
-			return nil
-		}
-		return next.Commit(ctx, job, e)
-	})
+	return savingCluster{Cluster: next, p: p}
+}
+
+// savingCluster is a Cluster whose Commit saves the ledger first.
+type savingCluster struct {
+	jobs.Cluster
+	p statePersister
+}
+
+func (c savingCluster) Commit(ctx context.Context, name string, e jobs.LedgerEntry) error {
+	if err := c.p.saveLedger(); err != nil {
+		return fmt.Errorf("state file: %w", err)
+	}
+	return c.Cluster.Commit(ctx, name, e)
 }

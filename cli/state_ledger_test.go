@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/internal/statefile"
 	"github.com/lanleader/lanleader/jobs"
 )
@@ -49,7 +50,7 @@ func TestStateFileKeepsThePreviousProcesssRunAcrossResaves(t *testing.T) {
 			// The next process of the same node, which led term 1.
 			st, _, err = statefile.Open(dir, log)
 			require.NoError(t, err)
-			r, err := jobs.NewRunner(jobs.RunnerConfig{Node: "a", Jobs: []jobs.Spec{spec}})
+			r, err := jobs.NewRunner(idle, jobs.RunnerConfig{Node: "a", Jobs: []jobs.Spec{spec}})
 			require.NoError(t, err)
 			p := statePersister{store: st, runner: func() *jobs.Runner { return r }, log: log}
 			p.restore(r)
@@ -82,7 +83,7 @@ func TestAdoptReportsALedgerItCannotKeep(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	spec := jobs.Spec{Name: "m", Schedule: "0 * * * *", Command: []string{"/bin/true"}}
-	r, err := jobs.NewRunner(jobs.RunnerConfig{Node: "a", Jobs: []jobs.Spec{spec}})
+	r, err := jobs.NewRunner(idle, jobs.RunnerConfig{Node: "a", Jobs: []jobs.Spec{spec}})
 	require.NoError(t, err)
 	p := statePersister{store: st, runner: func() *jobs.Runner { return r }, log: log, unkept: new(atomic.Bool)}
 	heard := func(hour int) []byte {
@@ -128,3 +129,6 @@ func lines(logs string, subs ...string) []string {
 	}
 	return out
 }
+
+// idle is the Cluster of a runner that never leads in a test.
+var idle = jobs.Alone(election.NewFixed(election.FixedConfig{Mode: "test", Node: "a", Logger: slog.New(slog.DiscardHandler)}))

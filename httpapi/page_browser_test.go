@@ -24,6 +24,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/memnet"
 	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/udpjobs"
 	"github.com/lanleader/lanleader/httpapi"
 	"github.com/lanleader/lanleader/jobs"
 )
@@ -71,13 +72,13 @@ func startPageNode(t *testing.T, net_ *memnet.Network, i int, specs []jobs.Spec)
 	pn := &pageNode{id: id, done: make(chan struct{})}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var err error
-	pn.runner, err = jobs.NewRunner(jobs.RunnerConfig{Jobs: specs, Node: id, Logger: quiet})
-	require.NoError(t, err)
 	pn.el, err = udp.New(udp.Config{
 		Protocol: pc, Transport: net_.Join(addr), Logger: quiet,
-		Payload:   pn.runner.Ledger,
+		Payload:   func() []byte { return pn.runner.Ledger() },
 		OnPayload: func(h protocol.PeerPayload) error { return pn.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload) },
 	})
+	require.NoError(t, err)
+	pn.runner, err = jobs.NewRunner(udpjobs.Cluster(pn.el), jobs.RunnerConfig{Jobs: specs, Node: id, Logger: quiet})
 	require.NoError(t, err)
 	changes := httpapi.NewChangeLog(id)
 	srv := httpapi.New(httpapi.Config{
@@ -99,7 +100,6 @@ func startPageNode(t *testing.T, net_ *memnet.Network, i int, specs []jobs.Spec)
 	pn.cancel = cancel
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.ServeListener(ctx, ln) })
-	wg.Go(func() { _ = pn.runner.Run(ctx) })
 	wg.Go(func() {
 		_ = pn.el.Run(ctx, election.Combine(pn.runner.Callbacks(), changes.Callbacks()))
 		_ = pn.runner.Wait(context.Background())

@@ -27,7 +27,7 @@ func BenchmarkAdoptLedger60(b *testing.B) {
 	for i := range specs {
 		specs[i] = everyMinute(entriesName(i))
 	}
-	r, err := NewRunner(RunnerConfig{Jobs: specs})
+	r, err := NewRunner(testCluster{}, RunnerConfig{Jobs: specs})
 	if err != nil {
 		b.Fatal(err)
 	}

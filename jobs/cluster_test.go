@@ -1,6 +1,7 @@
 package jobs_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/memnet"
 	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/udpjobs"
 	"github.com/lanleader/lanleader/internal/proc"
 	"github.com/lanleader/lanleader/jobs"
 )
@@ -53,8 +55,9 @@ const (
 	// push is the CLI's wiring: udp.Config.OnPayload → Runner.AdoptLedger,
 	// before any takeover is reported.
 	push wiring = iota
-	// poll is the wiring before bug (a) was fixed: the Runner polls
-	// Elector.LeaderPayload every jobs.PeerLedgerPoll.
+	// poll is the wiring before bug (a) was fixed: the runner polls
+	// Elector.LeaderPayload every 100 ms (pollLedgers), with no start
+	// gate and no gathering window (pollWiring).
 	poll
 )
 
@@ -91,7 +94,7 @@ type cnode struct {
 	runner *jobs.Runner
 	cancel context.CancelFunc
 	done   chan error
-	wg     sync.WaitGroup // runner.Run
+	wg     sync.WaitGroup // pollLedgers
 
 	mu    sync.Mutex
 	heard []heard
@@ -276,31 +279,26 @@ func (c *jobCluster) start(i int) *cnode {
 	})
 	require.NoError(c.t, err)
 	rc := jobs.RunnerConfig{
-		Jobs:           c.specs,
-		Node:           nd.id,
-		Logger:         discard,
-		CanRun:         el.CanActAsLeader,
-		OnLedgerChange: el.Publish,
-		OnHolding:      el.SetHolding,
-		HoldLapse:      el.HoldLapse(),
-		Succession:     el.Succession(),
-		Services:       c.services,
-		Environ:        []string{},
+		Jobs:     c.specs,
+		Node:     nd.id,
+		Logger:   discard,
+		Services: c.services,
+		Environ:  []string{},
 	}
+	cluster := udpjobs.Cluster(el)
 	if c.wiring == poll {
-		rc.PeerLedger = el.LeaderPayload
-	} else {
-		rc.Gate = jobs.StartGateFunc(func(ctx context.Context, _ string, _ jobs.LedgerEntry) error { return el.Commit(ctx) })
-		rc.Gather = el.GatherWindow()
+		cluster = pollWiring{cluster}
 	}
-	runner, err = jobs.NewRunner(rc)
+	runner, err = jobs.NewRunner(cluster, rc)
 	require.NoError(c.t, err)
 	jobs.SetExecForTest(runner, c.exec)
 	nd.el, nd.runner = el, runner
 
 	ctx, cancel := context.WithCancel(context.Background())
 	nd.cancel = cancel
-	nd.wg.Go(func() { _ = runner.Run(ctx) })
+	if c.wiring == poll {
+		nd.wg.Go(func() { pollLedgers(ctx, nd.id, el, runner) })
+	}
 	// The recorder goes first: its seq is taken before the runner takes
 	// over, so "heard before leading" is well defined.
 	rec := election.Callbacks{OnStartedLeading: func(_ context.Context, term uint64) {
@@ -312,6 +310,38 @@ func (c *jobCluster) start(i int) *cnode {
 	go func() { nd.done <- el.Run(ctx, cb) }()
 	c.nodes[i] = nd
 	return nd
+}
+
+// pollWiring is the Cluster of the wiring before bug (a) was fixed: no
+// start gate, no gathering window.
+type pollWiring struct{ jobs.Cluster }
+
+func (pollWiring) Commit(context.Context, string, jobs.LedgerEntry) error { return nil }
+
+func (p pollWiring) Timing() jobs.ClusterTiming {
+	t := p.Cluster.Timing()
+	t.Gather = 0
+	return t
+}
+
+// pollLedgers is the runner's side of the wiring before bug (a) was fixed:
+// every 100 ms it adopts the newest ledger el heard from another leader,
+// until ctx ends.
+func pollLedgers(ctx context.Context, node string, el *udp.Elector, runner *jobs.Runner) {
+	var last []byte
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if leader, _, b := el.LeaderPayload(); leader != "" && leader != node && len(b) > 0 && !bytes.Equal(b, last) {
+			last = append(last[:0], b...)
+			_ = runner.AdoptLedger(b)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // stop ends slot i's node: crash cuts it off first so its RESIGN never

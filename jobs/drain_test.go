@@ -37,7 +37,7 @@ func TestDrainCancelsBeforeResign(t *testing.T) {
 		spec := everyMinute("stubborn")
 		spec.Overlap = OverlapAllow
 		var recs records
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: recs.add}, f)
+		r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: recs.add}, f)
 		el := newFakeElector(ctx, "n1", r.Callbacks())
 		el.lead(1)
 		time.Sleep(90 * time.Second) // one run, started at 1:00
@@ -85,7 +85,7 @@ func TestDrainFinish(t *testing.T) {
 				spec := everyMinute("finisher")
 				spec.OnLeaderLoss = LeaderLossFinish
 				var recs records
-				r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: recs.add}, f)
+				r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: recs.add}, f)
 				el := newFakeElector(ctx, "n1", r.Callbacks())
 				el.lead(1)
 				time.Sleep(time.Minute) // the run starts at 1:00, exactly now

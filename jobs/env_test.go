@@ -14,7 +14,7 @@ import (
 // different zones give one key for one instant.
 func TestScheduledAtIsUTC(t *testing.T) {
 	var logs bytes.Buffer
-	r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{everyMinute("m")},
+	r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{everyMinute("m")},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
 	berlin := mustZone(t, "Europe/Berlin")
 	rec := &RunRecord{ScheduledAt: time.Date(2026, 7, 1, 2, 30, 0, 0, berlin)}

@@ -20,8 +20,8 @@ func TestEverySuccessorContinuesTheSameInstants(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		spec := Spec{Name: "e", Schedule: "@every 10s", Shell: "x"}
 		f := &fakeExec{}
-		a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Gather: time.Second}, f)
-		b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Gather: time.Second}, f)
+		a := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Gather: time.Second}, f)
+		b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: time.Second}, f)
 		ea, eb := newFakeElector(ctx, "a", a.Callbacks()), newFakeElector(ctx, "b", b.Callbacks())
 		time.Sleep(3500 * time.Millisecond) // the cluster's first leader starts off the grid
 		ea.lead(1)

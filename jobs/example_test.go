@@ -21,17 +21,14 @@ func Example() {
 		slog.Error("config", "err", err) // names file, line, key, reason
 		return
 	}
-	var elector election.Elector // static, env or udp; for udp also set
-	// RunnerConfig.CanRun = udpElector.CanActAsLeader,
-	// RunnerConfig.OnLedgerChange = udpElector.Publish,
-	// udp.Config.Payload = runner.Ledger and
-	// udp.Config.OnPayload = runner.AdoptLedgerFrom and
-	// RunnerConfig.OnHolding = udpElector.SetHolding (see docs/jobs.md).
+	var elector election.Elector // static or env; for udp use udpjobs.Cluster(udpElector)
+	// below, with udp.Config.Payload = runner.Ledger and udp.Config.OnPayload =
+	// runner.AdoptLedgerFrom (see docs/jobs.md).
 	if elector == nil {
 		return
 	}
 
-	runner, err := jobs.NewRunner(jobs.RunnerConfig{Jobs: file.Jobs, Node: "nas", Logger: slog.Default()})
+	runner, err := jobs.NewRunner(jobs.Alone(elector), jobs.RunnerConfig{Jobs: file.Jobs, Node: "nas", Logger: slog.Default()})
 	if err != nil {
 		return
 	}
@@ -41,7 +38,6 @@ func Example() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	go runner.Run(ctx) //nolint:errcheck // returns nil when ctx ends
 	_ = elector.Run(ctx, election.Combine(runner.Callbacks(), hk.Callbacks()))
 
 	// Leadership has ended: cancel-policy runs are being stopped; give

@@ -46,7 +46,7 @@ func newRandCluster(t *testing.T, ctx context.Context, n int, f *fakeExec, specs
 // start (re)starts node i with empty memory.
 func (c *randCluster) start(i int) {
 	node := fmt.Sprintf("n%d", i)
-	r := newTestRunnerCfg(c.t, RunnerConfig{Node: node, Jobs: c.specs, OnLedgerChange: func() {
+	r := newTestRunnerCfg(c.t, testConfig{Node: node, Jobs: c.specs, OnLedgerChange: func() {
 		select {
 		case c.kick <- struct{}{}:
 		default:

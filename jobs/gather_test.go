@@ -46,7 +46,7 @@ func TestGatheringWindowStopsTheMisfireDuplicate(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
 				f := &fakeExec{}
-				r := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{everyMinute("m")}, Gather: time.Second}, f)
+				r := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{everyMinute("m")}, Gather: time.Second}, f)
 				// b heard the old leader's ledger up to 00:00:00.
 				require.NoError(t, r.AdoptLedger(ledgerOf("m", minute(0), OutcomeOK, 1)))
 				time.Sleep(minute(1).Sub(time.Now()) + 876*time.Millisecond)
@@ -85,7 +85,7 @@ func TestGatheringWindowInstantDueInsideIt(t *testing.T) {
 		defer cancel()
 		f := &fakeExec{}
 		spec := Spec{Name: "s", Schedule: "@every 1s", Shell: "x"}
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Gather: 3 * time.Second}, f)
+		r := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: 3 * time.Second}, f)
 		time.Sleep(500 * time.Millisecond)
 		el := newFakeElector(ctx, "b", r.Callbacks())
 		el.lead(2)
@@ -112,7 +112,7 @@ func TestStartGate(t *testing.T) {
 		var refuse atomic.Bool
 		refuse.Store(true)
 		var recs records
-		gate := StartGateFunc(func(ctx context.Context, job string, e LedgerEntry) error {
+		gate := gateFunc(func(ctx context.Context, job string, e LedgerEntry) error {
 			assert.Equal(t, "m", job)
 			assert.NoError(t, ctx.Err(), "asked with the live leadership context")
 			mu.Lock()
@@ -123,7 +123,7 @@ func TestStartGate(t *testing.T) {
 			}
 			return nil
 		})
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{everyMinute("m")}, Gate: gate, OnRunFinished: recs.add}, f)
+		r := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{everyMinute("m")}, Gate: gate, OnRunFinished: recs.add}, f)
 		el := newFakeElector(ctx, "a", r.Callbacks())
 		el.lead(1)
 		time.Sleep(time.Minute + time.Second)

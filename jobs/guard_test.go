@@ -20,13 +20,13 @@ func guardedRunner(t *testing.T, ctx context.Context, f *fakeExec, spec Spec) (*
 	t.Helper()
 	var canRun atomic.Bool
 	canRun.Store(true)
-	gate := StartGateFunc(func(context.Context, string, LedgerEntry) error {
+	gate := gateFunc(func(context.Context, string, LedgerEntry) error {
 		canRun.Store(false)
 		return nil
 	})
 	sink := &logSink{}
 	recs := &records{}
-	r := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Gate: gate, OnRunFinished: recs.add,
+	r := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Gate: gate, OnRunFinished: recs.add,
 		CanRun: canRun.Load, Logger: slog.New(sink)}, f)
 	newFakeElector(ctx, "a", r.Callbacks()).lead(1)
 	synctest.Wait()
@@ -93,7 +93,7 @@ func TestRunDoesNotStartInALaterLeadership(t *testing.T) {
 		f := &fakeExec{}
 		var el *fakeElector
 		var once sync.Once
-		gate := StartGateFunc(func(context.Context, string, LedgerEntry) error {
+		gate := gateFunc(func(context.Context, string, LedgerEntry) error {
 			once.Do(func() {
 				el.follow("b", 2) // deposed while the gate waited: b led term 2
 				el.lead(3)        // and this node leads again
@@ -104,7 +104,7 @@ func TestRunDoesNotStartInALaterLeadership(t *testing.T) {
 		spec.OnLeaderLoss = LeaderLossFinish
 		sink := &logSink{}
 		recs := &records{}
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Gate: gate, OnRunFinished: recs.add,
+		r := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Gate: gate, OnRunFinished: recs.add,
 			Logger: slog.New(sink)}, f)
 		el = newFakeElector(ctx, "a", r.Callbacks())
 		el.lead(1)

@@ -93,15 +93,85 @@ func sleepFor(d time.Duration, code int) func(context.Context, call) proc.Result
 
 // newTestRunner builds a Runner over specs with the fake executor.
 func newTestRunner(t *testing.T, node string, f *fakeExec, specs ...Spec) *Runner {
-	return newTestRunnerCfg(t, RunnerConfig{Node: node, Jobs: specs}, f)
+	return newTestRunnerCfg(t, testConfig{Node: node, Jobs: specs}, f)
 }
 
-func newTestRunnerCfg(t *testing.T, cfg RunnerConfig, f *fakeExec) *Runner {
-	t.Helper()
-	if cfg.Environ == nil {
-		cfg.Environ = []string{"BASE=1"}
+// testConfig is a RunnerConfig and the parts of the Runner's fake Cluster
+// (testCluster) a test sets, in one literal.
+type testConfig struct {
+	// RunnerConfig's fields.
+	Jobs          []Spec
+	Services      []ServiceSpec
+	OnServiceExit func(ServiceExit)
+	Node          string
+	Logger        *slog.Logger
+	KillGrace     time.Duration
+	OnRunFinished func(RunRecord)
+	Environ       []string
+	HistorySize   int
+	// The Cluster's parts: nil and zero for "may always act", "nothing
+	// to commit", no window, no hold, no succession bound.
+	CanRun         func() bool
+	Gate           gateFunc
+	OnLedgerChange func()
+	OnHolding      func(bool)
+	Gather         time.Duration
+	HoldLapse      time.Duration
+	Succession     election.Succession
+}
+
+// split returns the RunnerConfig and the Cluster c describes.
+func (c testConfig) split() (RunnerConfig, Cluster) {
+	return RunnerConfig{Jobs: c.Jobs, Services: c.Services, OnServiceExit: c.OnServiceExit, Node: c.Node,
+			Logger: c.Logger, KillGrace: c.KillGrace, OnRunFinished: c.OnRunFinished, Environ: c.Environ,
+			HistorySize: c.HistorySize},
+		testCluster{mayAct: c.CanRun, gate: c.Gate, publish: c.OnLedgerChange, holding: c.OnHolding,
+			timing: ClusterTiming{Gather: c.Gather, HoldLapse: c.HoldLapse, Succession: c.Succession}}
+}
+
+// gateFunc is a fake Cluster's Commit.
+type gateFunc func(ctx context.Context, name string, e LedgerEntry) error
+
+// testCluster is a Cluster of functions; nil ones do nothing (mayAct:
+// always).
+type testCluster struct {
+	mayAct  func() bool
+	gate    gateFunc
+	publish func()
+	holding func(bool)
+	timing  ClusterTiming
+}
+
+func (c testCluster) MayAct() bool { return c.mayAct == nil || c.mayAct() }
+
+func (c testCluster) Commit(ctx context.Context, name string, e LedgerEntry) error {
+	if c.gate == nil {
+		return nil
 	}
-	r, err := NewRunner(cfg)
+	return c.gate(ctx, name, e)
+}
+
+func (c testCluster) Publish() {
+	if c.publish != nil {
+		c.publish()
+	}
+}
+
+func (c testCluster) SetHolding(on bool) {
+	if c.holding != nil {
+		c.holding(on)
+	}
+}
+
+func (c testCluster) Timing() ClusterTiming { return c.timing }
+
+func newTestRunnerCfg(t *testing.T, tc testConfig, f *fakeExec) *Runner {
+	t.Helper()
+	if tc.Environ == nil {
+		tc.Environ = []string{"BASE=1"}
+	}
+	cfg, cl := tc.split()
+	r, err := NewRunner(cl, cfg)
 	require.NoError(t, err)
 	if f != nil {
 		r.exec = f.run

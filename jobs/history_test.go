@@ -118,7 +118,7 @@ func TestRunnerHistoryOwnAndHeard(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		f := &fakeExec{behave: sleepFor(10*time.Second, 0)}
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{everyMinute("m")}, HistorySize: 5}, f)
+		r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{everyMinute("m")}, HistorySize: 5}, f)
 		el := newFakeElector(ctx, "n1", r.Callbacks())
 		el.lead(3)
 		time.Sleep(10 * time.Minute)

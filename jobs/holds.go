@@ -10,7 +10,7 @@ import (
 // A leader that loses leadership without stopping (a lost election, a
 // healed partition, a preemption) lets its on_leader_loss: finish runs
 // complete. While any run of this node is going it holds
-// (RunnerConfig.OnHolding); the elector then marks what it sends as a
+// (Cluster.SetHolding); the elector then marks what it sends as a
 // follower, and sends its ledger on every heartbeat of its leader and once
 // more when the last run ends (udp: FlagHolding). Every node records, per
 // job, the running entry a holder says it runs (AdoptLedgerFrom): a hold,
@@ -65,7 +65,7 @@ type hold struct {
 // AdoptLedgerFrom adopts a ledger heard from node from, like AdoptLedger,
 // and records what it says about from's own runs: with holding set (the
 // sender, not leading, still runs jobs), each held entry (LedgerEntry.Held)
-// is a run going on from, held for RunnerConfig.HoldLapse; any of from's
+// is a run going on from, held for ClusterTiming.HoldLapse; any of from's
 // holds its ledger does not name held ends (released if no outcome of it
 // is known). Without holding, from runs nothing: all its holds end so.
 // Entries not held (a relayed pool) never make a hold.
@@ -106,7 +106,7 @@ func (r *Runner) holdLocked(from string, holding bool, l Ledger, now time.Time) 
 				"node", from, "scheduled_at", e.Instant, "started_term", e.Term, "manual", manual)
 			wake(j)
 		}
-		r.holds[e.JobID] = hold{from: from, entry: e, until: now.Add(r.cfg.HoldLapse)}
+		r.holds[e.JobID] = hold{from: from, entry: e, until: now.Add(r.timing.HoldLapse)}
 		renewed[e.JobID] = true
 	}
 	for id, h := range r.holds {
@@ -204,7 +204,7 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 		dueAt time.Time
 	}
 	var out []ended
-	// CanRun before r.mu, as step does. A holder's word without the mark
+	// The guard before r.mu, as step does. A holder's word without the mark
 	// that came as this node stopped leading can be the holder's own
 	// heartbeat as the new leader: its runs are then its own business, not
 	// ended, and the next takeover decides about them.

@@ -50,7 +50,7 @@ const holdLapseForTest = 10 * time.Second
 func newHandover(t *testing.T, ctx context.Context, spec Spec) *handover {
 	h := &handover{t: t, fa: &fakeExec{behave: sleepFor(150*time.Second, 0)},
 		fb: &fakeExec{behave: sleepFor(150*time.Second, 0)}, logs: &logSink{}, release: make(chan struct{}, 8)}
-	h.a = newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Gather: 5 * time.Second,
+	h.a = newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Gather: 5 * time.Second,
 		HoldLapse: holdLapseForTest,
 		OnHolding: func(on bool) {
 			h.hold.Store(on)
@@ -58,7 +58,7 @@ func newHandover(t *testing.T, ctx context.Context, spec Spec) *handover {
 				h.release <- struct{}{}
 			}
 		}}, h.fa)
-	h.b = newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second,
+	h.b = newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second,
 		HoldLapse: holdLapseForTest, Logger: slog.New(h.logs), CanRun: func() bool { return !h.bDeposed.Load() }}, h.fb)
 	h.ea = newFakeElector(ctx, "a", h.a.Callbacks())
 	h.eb = newFakeElector(ctx, "b", h.b.Callbacks())
@@ -218,7 +218,7 @@ func TestHoldsComeOnlyFromTheirHolder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{holdJob(OverlapSkip, true)}, HoldLapse: time.Minute}, nil)
+		r := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{holdJob(OverlapSkip, true)}, HoldLapse: time.Minute}, nil)
 		el := newFakeElector(ctx, "b", r.Callbacks())
 		el.follow("a", 1)
 		synctest.Wait()

@@ -32,7 +32,7 @@ func runHTTPOnce(t *testing.T, spec Spec) RunRecord {
 func newHTTPOnce(t *testing.T, spec Spec) (*Runner, *records) {
 	t.Helper()
 	var recs records
-	return newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: recs.add}, nil), &recs
+	return newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: recs.add}, nil), &recs
 }
 
 // runOnce fires r's job once, now, and returns its record.

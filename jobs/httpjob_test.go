@@ -66,7 +66,7 @@ func answer(req *http.Request, code int, body string) *http.Response {
 func httpRunner(t *testing.T, tr http.RoundTripper, spec Spec) (*Runner, *records) {
 	t.Helper()
 	var recs records
-	r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: recs.add}, nil)
+	r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: recs.add}, nil)
 	r.httpTransport = tr
 	return r, &recs
 }

@@ -23,11 +23,11 @@ func (r *Runner) startLeading(ctx context.Context, term uint64) {
 	r.leadStart = now
 	r.leaderCtx = ctx
 	r.gatherUntil = time.Time{}
-	if r.cfg.Gather > 0 {
-		r.gatherUntil = now.Add(r.cfg.Gather)
+	if r.timing.Gather > 0 {
+		r.gatherUntil = now.Add(r.timing.Gather)
 	}
 	r.rememberLeader(term, r.cfg.Node)
-	r.log.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(r.jobs), "gather", r.cfg.Gather)
+	r.log.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(r.jobs), "gather", r.timing.Gather)
 	for _, j := range r.jobs {
 		j.runCtx, j.stopRuns = context.WithCancel(ctx)
 		r.handOverDueLocked(j) // the last leadership's loop may not have ended yet
@@ -354,9 +354,7 @@ func (r *Runner) count(j *job, f func(*Counters)) {
 // without locking.
 func (r *Runner) ledgerChanged() {
 	r.published.Store(r.encodeBothLocked())
-	if r.cfg.OnLedgerChange != nil {
-		r.cfg.OnLedgerChange()
-	}
+	r.cluster.Publish()
 }
 
 // maxScan is how many instants latestDue steps through before it starts

@@ -312,7 +312,7 @@ func (r *Runner) handOverDueLocked(j *job) {
 }
 
 // startLocked starts the run of instant (j.pos.due): its ledger entry
-// first (OnLedgerChange announces it), then the run's goroutine, which the
+// first (Cluster.Publish announces it), then the run's goroutine, which the
 // caller starts with the returned context and record once r.mu is
 // released. Must hold r.mu.
 func (r *Runner) startLocked(ctx context.Context, j *job, spec Spec, instant time.Time, term uint64) (context.Context, RunRecord) {

@@ -177,7 +177,7 @@ func TestTakeoverLeavesItsOwnManualRunRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		logs := &logSink{}
-		a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{holdJob(OverlapSkip, false)}, Gather: 5 * time.Second,
+		a := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{holdJob(OverlapSkip, false)}, Gather: 5 * time.Second,
 			HoldLapse: holdLapseForTest, Logger: slog.New(logs)}, &fakeExec{behave: sleepFor(time.Minute, 0)})
 		ea := newFakeElector(ctx, "a", a.Callbacks())
 		ea.lead(1)
@@ -213,7 +213,7 @@ func TestRestartedLeaderConcludesItsPreviousProcesssManualRun(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		logs := &logSink{}
 		f := &fakeExec{}
-		a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{holdJob(OverlapSkip, true)}, Gather: 5 * time.Second,
+		a := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{holdJob(OverlapSkip, true)}, Gather: 5 * time.Second,
 			HoldLapse: holdLapseForTest, Logger: slog.New(logs)}, f)
 		running := LedgerEntry{JobID: ManualJobIDOf("m"), Instant: minute(0).Add(10 * time.Second), Outcome: OutcomeRunning, Term: 1}
 		disk := running

@@ -1,7 +1,7 @@
 package jobs
 
 // MayAct reports whether this node may start a run now: the guard
-// (mayAct, RunnerConfig.CanRun: in udp mode it leads, its quorum lease
+// (mayAct, Cluster.MayAct: in udp mode it leads, its quorum lease
 // holds and it was not paused) lets it act, a leadership is under way here,
 // and lanleader is not stopping. Those are the checks every start makes
 // (step, every attempt, Trigger, the rerun of a lapsed hold), so what an

@@ -21,7 +21,7 @@ func TestMayActIsTheStartCheck(t *testing.T) {
 		var guard atomic.Bool
 		guard.Store(true)
 		f := &fakeExec{}
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{everyMinute("m")}, CanRun: guard.Load}, f)
+		r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{everyMinute("m")}, CanRun: guard.Load}, f)
 		el := newFakeElector(ctx, "n1", r.Callbacks())
 		runsIn := func(d time.Duration) int {
 			before := len(f.all())

@@ -21,6 +21,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/memnet"
 	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/udpjobs"
 	"github.com/lanleader/lanleader/election/udp/udptest"
 	"github.com/lanleader/lanleader/httpapi"
 	"github.com/lanleader/lanleader/internal/proc"
@@ -86,7 +87,7 @@ func TestLeaderEndpointOfAQuorumLeaderThatMayNotAct(t *testing.T) {
 						Transport: mem.Join(netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i+1)))})
 					require.NoError(t, err)
 					n.el = el
-					n.runner, err = jobs.NewRunner(jobs.RunnerConfig{Node: pc.NodeID, CanRun: el.CanActAsLeader,
+					n.runner, err = jobs.NewRunner(udpjobs.Cluster(el), jobs.RunnerConfig{Node: pc.NodeID,
 						Jobs: []jobs.Spec{{Name: "tick", Schedule: "@every 1s", Command: []string{"/bin/true"}}}})
 					require.NoError(t, err)
 					jobs.SetExecForTest(n.runner, func(context.Context, proc.Spec) proc.Result { return proc.Result{} })

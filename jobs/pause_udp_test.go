@@ -20,6 +20,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/memnet"
 	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/udpjobs"
 	"github.com/lanleader/lanleader/election/udp/udptest"
 	"github.com/lanleader/lanleader/internal/proc"
 	"github.com/lanleader/lanleader/jobs"
@@ -96,19 +97,10 @@ func TestShortPauseOfTheLeaderLosesNoInstant(t *testing.T) {
 							return n.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload)
 						}})
 					require.NoError(t, err)
-					n.runner, err = jobs.NewRunner(jobs.RunnerConfig{
-						Jobs:           []jobs.Spec{{Name: "tick", Schedule: "* * * * * *", Command: []string{"/bin/true"}}},
-						Node:           pc.NodeID,
-						Logger:         logger,
-						CanRun:         n.el.CanActAsLeader,
-						OnLedgerChange: n.el.Publish,
-						OnHolding:      n.el.SetHolding,
-						HoldLapse:      n.el.HoldLapse(),
-						Succession:     n.el.Succession(),
-						Gather:         n.el.GatherWindow(),
-						Gate: jobs.StartGateFunc(func(ctx context.Context, _ string, _ jobs.LedgerEntry) error {
-							return n.el.Commit(ctx)
-						}),
+					n.runner, err = jobs.NewRunner(udpjobs.Cluster(n.el), jobs.RunnerConfig{
+						Jobs:    []jobs.Spec{{Name: "tick", Schedule: "* * * * * *", Command: []string{"/bin/true"}}},
+						Node:    pc.NodeID,
+						Logger:  logger,
 						Environ: []string{},
 					})
 					require.NoError(t, err)

@@ -33,7 +33,7 @@ func TestRunnerRealProcessEnvAndOutput(t *testing.T) {
 		sink := &logSink{}
 		spec := Spec{Name: "envjob", Schedule: "@every 2s", Env: map[string]string{"EXTRA": "x"},
 			Shell: `echo "job=$LANLEADER_JOB term=$LANLEADER_TERM node=$LANLEADER_NODE at=$LANLEADER_SCHEDULED_AT run=$LANLEADER_RUN_ID extra=$EXTRA"; echo err >&2; exit 3`}
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "n7", Jobs: []Spec{spec}, Logger: slog.New(sink)}, nil)
+		r := newTestRunnerCfg(t, testConfig{Node: "n7", Jobs: []Spec{spec}, Logger: slog.New(sink)}, nil)
 		el := newFakeElector(ctx, "n7", r.Callbacks())
 		start := time.Now()
 		el.lead(42)
@@ -79,7 +79,7 @@ func TestRunnerLeadershipLossKillsProcessGroup(t *testing.T) {
 	}}
 	spec := Spec{Name: "long", Schedule: "* * * * * *", KillGrace: time.Second,
 		Shell: "sleep 300 & echo $! > " + pidFile + "; echo started; wait"}
-	r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{spec}, Logger: slog.New(sink)}, nil)
+	r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{spec}, Logger: slog.New(sink)}, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	el := newFakeElector(ctx, "n1", r.Callbacks())
@@ -109,7 +109,7 @@ func TestRunnerRealProcessTimeout(t *testing.T) {
 	done := make(chan struct{})
 	var once sync.Once
 	spec := Spec{Name: "slow", Schedule: "* * * * * *", Shell: "sleep 30", Timeout: 200 * time.Millisecond}
-	r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: func(rec RunRecord) {
+	r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{spec}, OnRunFinished: func(rec RunRecord) {
 		recs.add(rec)
 		once.Do(func() { close(done) })
 	}}, nil)

@@ -62,7 +62,7 @@ func (r *Runner) quietLocked(j *job, node string) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return r.cfg.Succession.QuietAt(r.leadStart, stop)
+	return r.timing.Succession.QuietAt(r.leadStart, stop)
 }
 
 // presumedLocked returns as a hold (presumed: no word from its node) the

@@ -119,9 +119,9 @@ type cutOff struct {
 // newCutOff builds the two runners: b with succession, a's runs lasting d.
 func newCutOff(t *testing.T, ctx context.Context, spec Spec, succession election.Succession, d time.Duration) *cutOff {
 	c := &cutOff{lives: &lifetimes{}, logs: &logSink{}}
-	c.a = newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Succession: succession}, nil)
+	c.a = newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Succession: succession}, nil)
 	c.a.exec = c.lives.exec("a", d)
-	c.b = newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Succession: succession,
+	c.b = newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Succession: succession,
 		Gather: time.Second, Logger: slog.New(c.logs)}, nil)
 	c.b.exec = c.lives.exec("b", d)
 	c.ea, c.eb = newFakeElector(ctx, "a", c.a.Callbacks()), newFakeElector(ctx, "b", c.b.Callbacks())
@@ -306,7 +306,7 @@ func TestRestartedLeaderWaitsOnlyForItsOwnDeadRunToSettle(t *testing.T) {
 		spec := Spec{Name: "m", Schedule: "* * * * *", Shell: "x", KillGrace: 10 * time.Second, RerunInterrupted: true}
 		lives := &lifetimes{}
 		ctx, cancel := context.WithCancel(t.Context())
-		a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Succession: quorumSuccession}, nil)
+		a := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Succession: quorumSuccession}, nil)
 		a.exec = lives.exec("a", 5*time.Minute)
 		newFakeElector(ctx, "a", a.Callbacks()).lead(1)
 		time.Sleep(minute(1).Sub(time.Now()) + 10*time.Second)
@@ -316,7 +316,7 @@ func TestRestartedLeaderWaitsOnlyForItsOwnDeadRunToSettle(t *testing.T) {
 		require.NoError(t, a.Wait(context.Background()))
 
 		ctx, cancel = context.WithCancel(t.Context())
-		a2 := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Succession: quorumSuccession}, nil)
+		a2 := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Succession: quorumSuccession}, nil)
 		a2.exec = lives.exec("a", 5*time.Minute)
 		require.NoError(t, a2.AdoptLedger(disk))
 		e2 := newFakeElector(ctx, "a", a2.Callbacks())
@@ -354,9 +354,9 @@ type holdingPair struct {
 
 func newHoldingPair(t *testing.T, ctx context.Context, spec Spec, d time.Duration) *holdingPair {
 	p := &holdingPair{lives: &lifetimes{}, logs: &logSink{}}
-	p.a = newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, OnHolding: p.holding.Store}, nil)
+	p.a = newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, OnHolding: p.holding.Store}, nil)
 	p.a.exec = p.lives.exec("a", d)
-	p.b = newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Succession: quorumSuccession,
+	p.b = newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Succession: quorumSuccession,
 		Gather: time.Second, HoldLapse: holdLapseForTest, Logger: slog.New(p.logs)}, nil)
 	p.b.exec = p.lives.exec("b", d)
 	ea, eb := newFakeElector(ctx, "a", p.a.Callbacks()), newFakeElector(ctx, "b", p.b.Callbacks())

@@ -50,7 +50,7 @@ func TestRefusedInstantIsDecidedAgainWhenTheNodeCanAct(t *testing.T) {
 				spec.MisfireGrace = tc.grace
 				f := &fakeExec{}
 				logs := &logSink{}
-				r := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Logger: slog.New(logs),
+				r := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Logger: slog.New(logs),
 					CanRun: refusing(minute(1).Add(-time.Second), minute(1).Add(tc.on))}, f)
 				newFakeElector(ctx, "a", r.Callbacks()).lead(1)
 				time.Sleep(2*time.Minute + time.Second)
@@ -110,7 +110,7 @@ func TestRefusedInstantIsDecidedByTheNextLeadership(t *testing.T) {
 				f := &fakeExec{}
 				logs := &logSink{}
 				instant := minute(0).Add(10 * time.Second)
-				a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{spec}, Logger: slog.New(logs),
+				a := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Logger: slog.New(logs),
 					Gather: time.Second, CanRun: refusing(instant.Add(-100*time.Millisecond), instant.Add(450*time.Millisecond))}, f)
 				el := newFakeElector(ctx, "a", a.Callbacks())
 				el.lead(1)

@@ -268,7 +268,7 @@ func TestHoldReleaseNeedsTheHoldersWord(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		logs := &logSink{}
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{holdJob(OverlapSkip, false), {Name: "n", Schedule: "@every 1h", Shell: "x"}},
+		r := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{holdJob(OverlapSkip, false), {Name: "n", Schedule: "@every 1h", Shell: "x"}},
 			HoldLapse: time.Hour, Gather: time.Second, Logger: slog.New(logs)}, &fakeExec{})
 		el := newFakeElector(ctx, "b", r.Callbacks())
 		el.follow("a", 1)

@@ -32,7 +32,7 @@ func TestReloadChangingAJobInTheGatheringWindowConcludesADeadLeadersRuns(t *test
 		ctx, cancel := context.WithCancel(t.Context())
 		spec := Spec{Name: "m", Schedule: "0 * * * *", Shell: "old", RerunInterrupted: true}
 		f := &fakeExec{}
-		b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second,
+		b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second,
 			HoldLapse: holdLapseForTest}, f)
 		heard := Ledger{Entries: []LedgerEntry{
 			{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1},
@@ -76,7 +76,7 @@ func TestReloadChangingAJobInTheGatheringWindowRunsTheFailoverGapInstant(t *test
 		ctx, cancel := context.WithCancel(t.Context())
 		spec := Spec{Name: "m", Schedule: "* * * * *", Shell: "old"}
 		f := &fakeExec{}
-		b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second}, f)
+		b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second}, f)
 		require.NoError(t, b.AdoptLedger(ledgerOf("m", minute(0), OutcomeOK, 1)))
 		time.Sleep(minute(1).Sub(time.Now()) + 20*time.Second)
 		takeover := time.Now()
@@ -122,7 +122,7 @@ func TestReloadAddingAJobInTheGatheringWindowWaitsForTheWindow(t *testing.T) {
 				x := Spec{Name: "x", Schedule: "0 0 * * *", Shell: "x"}
 				m := Spec{Name: "m", Schedule: "0 * * * *", Shell: "m", RerunInterrupted: true, OnLeaderLoss: LeaderLossFinish}
 				f := &fakeExec{}
-				b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{x}, Gather: 5 * time.Second,
+				b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{x}, Gather: 5 * time.Second,
 					HoldLapse: holdLapseForTest}, f)
 				running := Ledger{Entries: []LedgerEntry{{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1,
 					Held: true}}} // a runs it
@@ -164,7 +164,7 @@ func TestReloadChangingAJobAfterTheGatheringWindowDoesNotDecideAgain(t *testing.
 		ctx, cancel := context.WithCancel(t.Context())
 		spec := Spec{Name: "m", Schedule: "* * * * *", Shell: "old", Misfire: MisfireSkip}
 		f := &fakeExec{}
-		b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second}, f)
+		b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second}, f)
 		require.NoError(t, b.AdoptLedger(ledgerOf("m", minute(0), OutcomeOK, 1)))
 		time.Sleep(minute(1).Sub(time.Now()) + 20*time.Second)
 		newFakeElector(ctx, "b", b.Callbacks()).lead(2)

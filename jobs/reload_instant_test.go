@@ -51,7 +51,7 @@ func TestReloadAtAnInstantTakesItOver(t *testing.T) {
 				f := &fakeExec{}
 				logs := &logSink{}
 				var r *Runner
-				r = newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{m}, Logger: slog.New(logs),
+				r = newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{m}, Logger: slog.New(logs),
 					CanRun: reloadAtFirstStart(t, &r, tc.reloaded...)}, f)
 				newFakeElector(ctx, "a", r.Callbacks()).lead(1)
 				time.Sleep(2*time.Minute + time.Second)
@@ -95,7 +95,7 @@ func TestReloadAfterADecidedStartTakesItOver(t *testing.T) {
 				changed.Shell = "new"
 				f := &fakeExec{}
 				var b *Runner
-				b = newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{m}, Gather: 5 * time.Second,
+				b = newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{m}, Gather: 5 * time.Second,
 					CanRun: reloadAtFirstStart(t, &b, changed)}, f)
 				require.NoError(t, b.AdoptLedger(ledgerOf("m", minute(0), tc.outcome, 1)))
 				time.Sleep(minute(1).Add(20 * time.Second).Sub(time.Now()))

@@ -25,7 +25,7 @@ func TestRenameAndBackRunsNoInstantTwice(t *testing.T) {
 		b.Name = "b"
 		f := &fakeExec{}
 		logs := &logSink{}
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "n", Jobs: []Spec{a}, Logger: slog.New(logs)}, f)
+		r := newTestRunnerCfg(t, testConfig{Node: "n", Jobs: []Spec{a}, Logger: slog.New(logs)}, f)
 		newFakeElector(ctx, "n", r.Callbacks()).lead(1)
 		time.Sleep(55 * time.Second)
 		res, err := r.Update([]Spec{b})

@@ -32,7 +32,7 @@ func TestPowerCutRestoresTheLedger(t *testing.T) {
 				time.Sleep(80 * time.Second) // 00:03 falls into the outage; back at 00:03:50
 				ctx, cancel = context.WithCancel(t.Context())
 				defer cancel()
-				b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Gather: time.Second}, f)
+				b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: time.Second}, f)
 				if saved {
 					require.NoError(t, b.AdoptLedger(disk))
 				}

@@ -55,9 +55,9 @@ func TestRestartedHolderHoldsOnlyItsOwnRuns(t *testing.T) {
 				fb := &fakeExec{behave: sleepFor(10*time.Second, 0)}
 				logs := &logSink{}
 				var holding atomic.Bool
-				a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{m, n}, Gather: 5 * time.Second,
+				a := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{m, n}, Gather: 5 * time.Second,
 					HoldLapse: holdLapseForTest, OnHolding: holding.Store}, fa)
-				b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{m, n}, Gather: 5 * time.Second,
+				b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{m, n}, Gather: 5 * time.Second,
 					HoldLapse: holdLapseForTest, Logger: slog.New(logs)}, fb)
 				require.NoError(t, a.AdoptLedger(tc.restored.Encode()))
 				require.NoError(t, b.AdoptLedger(tc.restored.Encode()))
@@ -133,7 +133,7 @@ func TestLedgerMarksHeldOnlyThisProcesssRuns(t *testing.T) {
 		m := Spec{Name: "m", Schedule: "0 0 * * *", Shell: "x"}
 		n := Spec{Name: "n", Schedule: "0 0 * * *", Shell: "x", OnLeaderLoss: LeaderLossFinish}
 		k := Spec{Name: "k", Schedule: "0 0 * * *", Shell: "x"}
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{m, n, k}, Gather: time.Minute},
+		r := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{m, n, k}, Gather: time.Minute},
 			&fakeExec{behave: sleepFor(time.Minute, 0)})
 		old := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}
 		relayed := LedgerEntry{JobID: JobIDOf("k"), Instant: minute(0), Outcome: OutcomeRunning, Term: 2}

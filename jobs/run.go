@@ -110,14 +110,12 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		runCtx = r.stopCtx
 	}
 	log := r.log.With("job", spec.Name, "run_id", rec.RunID)
-	if g := r.cfg.Gate; g != nil {
-		e := LedgerEntry{JobID: j.id, Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: term}
-		if err := g.Commit(leaderCtx, spec.Name, e); err != nil {
-			r.count(j, func(c *Counters) { c.Refused++ })
-			rec.Outcome, rec.Error = OutcomeCancelled, "not started: could not record the run in the cluster: "+err.Error()
-			log.Warn("jobs: not starting: could not record the run in the cluster first", "scheduled_at", rec.ScheduledAt, "term", term, "err", err)
-			return
-		}
+	e := LedgerEntry{JobID: j.id, Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: term}
+	if err := r.cluster.Commit(leaderCtx, spec.Name, e); err != nil {
+		r.count(j, func(c *Counters) { c.Refused++ })
+		rec.Outcome, rec.Error = OutcomeCancelled, "not started: could not record the run in the cluster: "+err.Error()
+		log.Warn("jobs: not starting: could not record the run in the cluster first", "scheduled_at", rec.ScheduledAt, "term", term, "err", err)
+		return
 	}
 	for attempt := 1; attempt <= spec.Retries+1; attempt++ {
 		if attempt > 1 && !sleepCtx(retryCtx, spec.RetryDelay) {

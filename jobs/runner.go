@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,81 +35,26 @@ type RunnerConfig struct {
 	// KillGrace is the default time between SIGTERM and SIGKILL for jobs
 	// without kill_grace. Zero means DefaultKillGrace.
 	KillGrace time.Duration
-	// CanRun is asked as every run is decided (an instant fires, a manual
-	// request comes) and again right before every attempt execs, after
-	// the Gate. If it returns false the run is not started (logged,
-	// counted Refused, recorded cancelled) or not retried. The UDP
-	// elector's CanActAsLeader goes here: a leader that was paused, or
-	// whose lease ended, must not start anything. Nil means always.
-	CanRun func() bool
 	// OnRunFinished is called once per run (after its last attempt), for
 	// metrics. It must return promptly. Nil means none.
 	OnRunFinished func(RunRecord)
-	// OnLedgerChange is called, synchronously, whenever the ledger changes:
-	// in particular right after an instant is recorded as running and before
-	// its process starts, so the elector can send a heartbeat carrying the
-	// new ledger at once. It must not block and must not call back into the
-	// Runner except Ledger(). Nil means none.
-	OnLedgerChange func()
 	// Environ is the base environment of every run. Nil means os.Environ()
 	// at the time of the run.
 	Environ []string
-	// PeerLedger, if set, returns the newest payload heard from a leader,
-	// with that leader's id and term: the UDP elector's LeaderPayload. Run
-	// polls it while this node follows and adopts ledgers from other nodes
-	// (its own is ignored), so a takeover knows what the last leader did.
-	// Electors that push instead call AdoptLedger and leave this nil; the
-	// UDP elector pushes (udp.Config.OnPayload), and should be wired that
-	// way: a ledger heard between the last poll and a takeover is missed.
-	PeerLedger func() (leader string, term uint64, payload []byte)
 	// HistorySize is how many finished runs per job History keeps. Zero
 	// means DefaultHistorySize.
 	HistorySize int
-	// Gate, if set, is asked to record every run in the cluster before its
-	// process starts (StartGate). Nil starts at once.
-	Gate StartGate
-	// Gather is the gathering window of a new leadership: the decisions
-	// about instants that fell due before the takeover (a misfire run, the
-	// rerun of an interrupted run) wait this long, while ledgers from
-	// peers keep arriving (AdoptLedger); a deposed leader that was still
-	// running instants tells its successor in that time. Instants due
-	// after the takeover are not delayed. Use the elector's gathering
-	// window (udp: Elector.GatherWindow). Zero decides at once.
-	Gather time.Duration
-	// OnHolding, if set, is told whether any run of this node is going:
-	// true when the first starts, false when the last ends (after the
-	// ledger shows its outcome). The udp elector's SetHolding goes here:
-	// a leader deposed without stopping then tells its successor, for as
-	// long as its runs go on, that it still runs them. Called with the
-	// Runner's lock held: it must not block or call back into the Runner.
-	OnHolding func(bool)
-	// HoldLapse is how long a run another node said it still runs
-	// (AdoptLedgerFrom) counts as going after the last such word (udp:
-	// Elector.HoldLapse). Zero: holds lapse at once, so other nodes' runs
-	// are never waited for.
-	HoldLapse time.Duration
-	// Succession is the elector's promise about a deposed leader
-	// (election.Succession): with it, a leader waits for a run its
-	// predecessor left running until that run can no longer be going
-	// (quiet.go) before it concludes it interrupted, reruns it, or starts
-	// another run of its job under overlap: skip. Zero bounds nothing: the
-	// run is concluded at the takeover, as in modes without coordination.
-	Succession election.Succession
 }
-
-// PeerLedgerPoll is how often Run polls RunnerConfig.PeerLedger. A crash
-// takeover comes several heartbeat intervals after the last heartbeat, so a
-// poll usually sees that last ledger; a graceful handover comes within a
-// claim window and a poll can miss it, hence the push (AdoptLedger).
-const PeerLedgerPoll = 100 * time.Millisecond
 
 // Runner runs jobs while this node leads. Create it with NewRunner, pass
 // Callbacks() to the Elector, and call Wait after the Elector's Run returned.
 type Runner struct {
-	cfg  RunnerConfig
-	log  *slog.Logger
-	jobs []*job
-	byID map[uint64]*job
+	cfg     RunnerConfig
+	cluster Cluster
+	timing  ClusterTiming
+	log     *slog.Logger
+	jobs    []*job
+	byID    map[uint64]*job
 	// history keeps finished runs, this node's and those heard of.
 	history *History
 	// exec runs one attempt's process; tests replace it.
@@ -165,7 +111,7 @@ type Runner struct {
 	// (holds.go).
 	released map[uint64]hold
 	// running counts this node's runs in progress, all jobs, and its
-	// services' copies (OnHolding).
+	// services' copies (Cluster.SetHolding).
 	running int
 	// services are the leader-only services (services.go), in config
 	// order; removed, the ones a reload removed, by name, kept so that one
@@ -217,10 +163,10 @@ type job struct {
 type Counters struct {
 	// Overlap: a previous run was still going (overlap: skip).
 	Overlap uint64 `json:"overlap"`
-	// Refused: this node could not act as leader (CanRun said no) until
+	// Refused: this node could not act as leader (Cluster.MayAct said no) until
 	// the instant was overtaken by a later one, too late, or left to the
 	// next leadership; or lanleader was stopping; or the run could not be
-	// recorded in the cluster (StartGate), or the guard said no right
+	// recorded in the cluster (Cluster.Commit), or the guard said no right
 	// before its process would have started.
 	Refused uint64 `json:"refused"`
 	// Misfired: fell due while no node could run it and the misfire
@@ -230,9 +176,12 @@ type Counters struct {
 	AlreadyStarted uint64 `json:"already_started"`
 }
 
-// NewRunner validates cfg.Jobs and cfg.Services and returns a Runner that is idle until its
-// Callbacks report leadership.
-func NewRunner(cfg RunnerConfig) (*Runner, error) {
+// NewRunner validates cfg.Jobs and cfg.Services and returns a Runner, run
+// under cluster, that is idle until its Callbacks report leadership.
+func NewRunner(cluster Cluster, cfg RunnerConfig) (*Runner, error) {
+	if cluster == nil {
+		return nil, errors.New("jobs: NewRunner needs a Cluster (Alone for a mode that coordinates nothing)")
+	}
 	if err := ValidateAll(cfg.Jobs); err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
@@ -248,6 +197,8 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	r := &Runner{
 		cfg:        cfg,
+		cluster:    cluster,
+		timing:     cluster.Timing(),
 		log:        log,
 		byID:       map[uint64]*job{},
 		history:    NewHistory(cfg.HistorySize),
@@ -422,12 +373,12 @@ func (r *Runner) runStartedLocked(j *job) {
 }
 
 // workStartedLocked counts a run, or a service's copy, as started: this
-// node holds work (OnHolding). runEndedLocked counts it ended. Must hold
+// node holds work (Cluster.SetHolding). runEndedLocked counts it ended. Must hold
 // r.mu.
 func (r *Runner) workStartedLocked() {
 	r.running++
-	if r.running == 1 && r.cfg.OnHolding != nil {
-		r.cfg.OnHolding(true)
+	if r.running == 1 {
+		r.cluster.SetHolding(true)
 	}
 }
 
@@ -435,8 +386,8 @@ func (r *Runner) workStartedLocked() {
 // it. Must hold r.mu.
 func (r *Runner) runEndedLocked() {
 	r.running--
-	if r.running == 0 && r.cfg.OnHolding != nil {
-		r.cfg.OnHolding(false)
+	if r.running == 0 {
+		r.cluster.SetHolding(false)
 	}
 }
 

@@ -75,7 +75,7 @@ func TestRunnerCancelOnLeadershipLoss(t *testing.T) {
 				spec := everyMinute("long")
 				spec.OnLeaderLoss = tt.policy
 				var recs records
-				r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{spec},
+				r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{spec},
 					OnRunFinished: recs.add}, f)
 				el := newFakeElector(ctx, "n1", r.Callbacks())
 				el.lead(1)
@@ -140,7 +140,7 @@ func TestRunnerTimeoutAndRetries(t *testing.T) {
 		spec := Spec{Name: "t", Schedule: "@hourly", Shell: "sleep 1000", Timeout: 30 * time.Second,
 			Retries: 2, RetryDelay: 10 * time.Second}
 		var recs records
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{spec},
+		r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{spec},
 			OnRunFinished: recs.add}, f)
 		newFakeElector(ctx, "n1", r.Callbacks()).lead(1)
 		time.Sleep(time.Hour + 5*time.Minute)
@@ -196,7 +196,7 @@ func TestRunnerCanRunGuard(t *testing.T) {
 		defer cancel()
 		f := &fakeExec{}
 		var allowed atomic.Bool
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{everyMinute("g")},
+		r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{everyMinute("g")},
 			CanRun: allowed.Load}, f)
 		newFakeElector(ctx, "n1", r.Callbacks()).lead(1)
 		time.Sleep(3*time.Minute + time.Second)
@@ -239,10 +239,10 @@ func TestRunnerPanicIsolated(t *testing.T) {
 }
 
 func TestNewRunnerRejectsBadJobs(t *testing.T) {
-	_, err := NewRunner(RunnerConfig{Jobs: []Spec{everyMinute("a"), everyMinute("a")}})
+	_, err := NewRunner(testCluster{}, RunnerConfig{Jobs: []Spec{everyMinute("a"), everyMinute("a")}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"a" already used`)
-	_, err = NewRunner(RunnerConfig{Jobs: []Spec{{Name: "x", Schedule: "bogus", Shell: "true"}}})
+	_, err = NewRunner(testCluster{}, RunnerConfig{Jobs: []Spec{{Name: "x", Schedule: "bogus", Shell: "true"}}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "schedule")
 }

@@ -68,7 +68,7 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // ServiceLedgerName is the name a service's ledger entry goes by (the name
-// a StartGate is given), apart from any job's: "service:NAME".
+// Cluster.Commit is given), apart from any job's: "service:NAME".
 func ServiceLedgerName(name string) string { return "service:" + name }
 
 // ServiceIDOf returns the ledger id of a service's entry.

@@ -22,7 +22,7 @@ import (
 // only once the previous copy is known stopped or can no longer be
 // running (startAtLocked). The previous copy is known from the ledger: each
 // leadership records its copy running under its term before starting it
-// (through the StartGate, so a majority knows in quorum mode) and stopped
+// (through Cluster.Commit, so a majority knows in quorum mode) and stopped
 // once it is gone; the entry of the highest term is the last copy. One
 // recorded running, under another term, can no longer be running once
 // its leader has stopped acting (the successor's start plus the mode's
@@ -157,7 +157,7 @@ func (r *Runner) startAtLocked(sv *service, term uint64, since time.Time) (time.
 		// (supervise); one of a previous process died with it.
 		return since.Add(proc.KillSettle), fmt.Sprintf("this node's copy of term %d, from before its restart, is being killed", e.Term)
 	}
-	quiet, bounded := r.cfg.Succession.QuietAt(since, serviceStopOf(e))
+	quiet, bounded := r.timing.Succession.QuietAt(since, serviceStopOf(e))
 	if !bounded {
 		return since, ""
 	}
@@ -275,7 +275,7 @@ func (r *Runner) supervise(ctx context.Context, term, gen uint64, sv *service, s
 
 // copyRecord is what a leadership has recorded of its copies: running in
 // its ledger (recorded: stopped must follow at the end), and in the
-// cluster (committed, through the StartGate).
+// cluster (committed, through Cluster.Commit).
 type copyRecord struct {
 	gen                 uint64
 	recorded, committed bool
@@ -332,11 +332,9 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 		e := r.recordServiceLocked(sv, term, cp.gen, OutcomeRunning)
 		cp.recorded = true
 		r.mu.Unlock()
-		if g := r.cfg.Gate; g != nil {
-			if err := g.Commit(ctx, ServiceLedgerName(spec.Name), e); err != nil {
-				log.Warn("services: not starting: could not record the copy in the cluster first", "err", err)
-				return 0, false
-			}
+		if err := r.cluster.Commit(ctx, ServiceLedgerName(spec.Name), e); err != nil {
+			log.Warn("services: not starting: could not record the copy in the cluster first", "err", err)
+			return 0, false
 		}
 		cp.committed = true
 	}

@@ -72,7 +72,7 @@ func scheduler() ServiceSpec {
 }
 
 // serviceRunner is a Runner with one service whose copies c records.
-func serviceRunner(t *testing.T, cfg RunnerConfig, exec func(context.Context, proc.Spec) proc.Result) *Runner {
+func serviceRunner(t *testing.T, cfg testConfig, exec func(context.Context, proc.Spec) proc.Result) *Runner {
 	t.Helper()
 	if cfg.Node == "" {
 		cfg.Node = "n1"
@@ -96,7 +96,7 @@ func TestServiceRunsOnlyWhileLeading(t *testing.T) {
 		var c copies
 		var exits []ServiceExit
 		var mu sync.Mutex
-		r := serviceRunner(t, RunnerConfig{OnServiceExit: func(e ServiceExit) { mu.Lock(); exits = append(exits, e); mu.Unlock() }},
+		r := serviceRunner(t, testConfig{OnServiceExit: func(e ServiceExit) { mu.Lock(); exits = append(exits, e); mu.Unlock() }},
 			c.serve(10*time.Second, time.Second))
 		el := newFakeElector(ctx, "n1", r.Callbacks())
 
@@ -188,7 +188,7 @@ func TestServiceSuccessorWaitsForThePreviousCopy(t *testing.T) {
 				if strings.Contains(tc.name, "shorter") {
 					spec.StopGrace = time.Second
 				}
-				r := serviceRunner(t, RunnerConfig{Node: "n2", Succession: tc.succession, Services: []ServiceSpec{spec}}, c.serve(0, time.Second))
+				r := serviceRunner(t, testConfig{Node: "n2", Succession: tc.succession, Services: []ServiceSpec{spec}}, c.serve(0, time.Second))
 				el := newFakeElector(ctx, "n2", r.Callbacks())
 				el.follow("n1", 5)
 				for _, l := range tc.heard {
@@ -213,7 +213,7 @@ func TestServiceSuccessorWaitsForThePreviousCopy(t *testing.T) {
 }
 
 // TestServiceRecordedBeforeItStarts: the copy's ledger entry goes through
-// the StartGate before the copy starts; a gate that refuses starts
+// the Cluster's Commit before the copy starts; a gate that refuses starts
 // nothing, and a later try starts it once the gate says yes.
 func TestServiceRecordedBeforeItStarts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -224,7 +224,7 @@ func TestServiceRecordedBeforeItStarts(t *testing.T) {
 		refuse.Store(true)
 		var committed []LedgerEntry
 		var mu sync.Mutex
-		gate := StartGateFunc(func(_ context.Context, name string, e LedgerEntry) error {
+		gate := gateFunc(func(_ context.Context, name string, e LedgerEntry) error {
 			mu.Lock()
 			defer mu.Unlock()
 			assert.Equal(t, "service:scheduler", name)
@@ -235,7 +235,7 @@ func TestServiceRecordedBeforeItStarts(t *testing.T) {
 			}
 			return nil
 		})
-		r := serviceRunner(t, RunnerConfig{Gate: gate}, c.serve(0, 0))
+		r := serviceRunner(t, testConfig{Gate: gate}, c.serve(0, 0))
 		el := newFakeElector(ctx, "n1", r.Callbacks())
 		el.lead(4)
 		time.Sleep(2 * time.Second)
@@ -267,7 +267,7 @@ func TestServiceStartsOnlyWhenThisNodeMayAct(t *testing.T) {
 		defer cancel()
 		var c copies
 		var may atomic.Bool
-		r := serviceRunner(t, RunnerConfig{CanRun: may.Load}, c.serve(0, 0))
+		r := serviceRunner(t, testConfig{CanRun: may.Load}, c.serve(0, 0))
 		el := newFakeElector(ctx, "n1", r.Callbacks())
 		el.lead(4)
 		time.Sleep(5 * time.Second)
@@ -301,7 +301,7 @@ func TestServiceStoppedByDrain(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		var c copies
-		r := serviceRunner(t, RunnerConfig{}, c.serve(0, 3*time.Second))
+		r := serviceRunner(t, testConfig{}, c.serve(0, 3*time.Second))
 		el := newFakeElector(ctx, "n1", r.Callbacks())
 		el.lead(2)
 		time.Sleep(time.Minute)
@@ -332,7 +332,7 @@ func TestServiceReload(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		var c copies
-		r := serviceRunner(t, RunnerConfig{}, c.serve(0, 2*time.Second))
+		r := serviceRunner(t, testConfig{}, c.serve(0, 2*time.Second))
 		el := newFakeElector(ctx, "n1", r.Callbacks())
 		el.lead(2)
 		time.Sleep(time.Minute)

@@ -27,7 +27,7 @@ func TestRestartedLeaderRerunsItsInterruptedRunAfterASecondRestart(t *testing.T)
 				mine := running
 				mine.Held = true // in a's state file: a started it
 				disk := Ledger{Entries: []LedgerEntry{mine}}.Encode()
-				cfg := RunnerConfig{Node: "a", Jobs: []Spec{spec}, Gather: 5 * time.Second,
+				cfg := testConfig{Node: "a", Jobs: []Spec{spec}, Gather: 5 * time.Second,
 					HoldLapse: holdLapseForTest}
 				if resaved {
 					between := newTestRunnerCfg(t, cfg, &fakeExec{})

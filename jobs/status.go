@@ -59,7 +59,7 @@ func (r *Runner) Snapshot() []JobStatus {
 // piggybacks it on heartbeats; followers hand it to a new leader (claims,
 // votes, Ledger messages), so what one node heard reaches the next leader.
 // The state file keeps StateLedger instead. It never blocks on the
-// Runner's lock, so OnLedgerChange may call it.
+// Runner's lock, so Cluster.Publish may call it.
 func (r *Runner) Ledger() []byte {
 	if p := r.published.Load(); p != nil {
 		return p.wire
@@ -82,7 +82,7 @@ func (r *Runner) StateLedger() []byte {
 // AdoptLedger merges a ledger received from another node into what this
 // node knows (for every heartbeat, claim, vote and Ledger handover heard,
 // directly or through Run); if that changes what it knows, the ledger it
-// publishes changes too (OnLedgerChange).
+// publishes changes too (Cluster.Publish).
 // Per job the later entry wins (later instant, then higher term; for the
 // same instant and term the run's end over running, and an outcome heard
 // over interrupted: a stale relay never takes a run back). Merging

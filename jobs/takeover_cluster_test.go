@@ -48,7 +48,7 @@ func newTakeoverClusterOf(ctx context.Context, t *testing.T, ids [3]string, term
 // node returns a new runner of the cluster's jobs for id (a process started
 // anew), logging to logger (nil: nowhere).
 func (cl *takeoverCluster) node(id string, logger *slog.Logger) *Runner {
-	return newTestRunnerCfg(cl.t, RunnerConfig{Node: id, Jobs: cl.specs, Gather: 5 * time.Second,
+	return newTestRunnerCfg(cl.t, testConfig{Node: id, Jobs: cl.specs, Gather: 5 * time.Second,
 		HoldLapse: holdLapseForTest, Logger: logger}, cl.exec)
 }
 

@@ -30,7 +30,7 @@ func gapOvertakenAfterARelay(t *testing.T, heard time.Duration) {
 		logs := &logSink{}
 		spec := Spec{Name: "tick", Schedule: "* * * * * *", Shell: "x"}
 		f := &fakeExec{}
-		b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{spec}, Gather: time.Second,
+		b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: time.Second,
 			Logger: slog.New(logs)}, f)
 		a := func() {
 			require.NoError(t, b.AdoptLedgerFrom("a", false, ledgerOf("tick", minute(0).Add(18*time.Second), OutcomeOK, 1)))

@@ -33,7 +33,7 @@ func TestManualRunDuringGatherDoesNotKeepADeadLeadersRunRunning(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
 				m := Spec{Name: "m", Schedule: "0 * * * *", Shell: "x", RerunInterrupted: rerun, Overlap: OverlapAllow}
 				f := &fakeExec{behave: sleepFor(time.Minute, 0)}
-				b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{m}, Gather: 5 * time.Second,
+				b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{m}, Gather: 5 * time.Second,
 					HoldLapse: holdLapseForTest}, f)
 				dead := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}
 				eb := newFakeElector(ctx, "b", b.Callbacks())
@@ -88,7 +88,7 @@ func TestLeaderWithAManualRunGoingConcludesADeadLeadersRun(t *testing.T) {
 				m := Spec{Name: "m", Schedule: "*/5 * * * *", Shell: "x", RerunInterrupted: rerun,
 					Overlap: OverlapAllow, OnLeaderLoss: LeaderLossFinish}
 				f := &fakeExec{behave: sleepFor(10*time.Minute, 0)}
-				a := newTestRunnerCfg(t, RunnerConfig{Node: "a", Jobs: []Spec{m}, Gather: 5 * time.Second,
+				a := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{m}, Gather: 5 * time.Second,
 					HoldLapse: holdLapseForTest}, f)
 				ea := newFakeElector(ctx, "a", a.Callbacks())
 				ea.lead(1)

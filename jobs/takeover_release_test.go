@@ -29,7 +29,7 @@ func TestTakeoverRecordsTheReleaseOfARunItConcludes(t *testing.T) {
 				}
 				ledger := Ledger{Entries: []LedgerEntry{run}}.Encode()
 				var cannot atomic.Bool
-				b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{{Name: "m", Schedule: "0 * * * *", Shell: "x"}},
+				b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{{Name: "m", Schedule: "0 * * * *", Shell: "x"}},
 					Gather: 5 * time.Second, HoldLapse: holdLapseForTest,
 					CanRun: func() bool { return !cannot.Load() }}, &fakeExec{})
 				eb := newFakeElector(ctx, "b", b.Callbacks())

@@ -30,7 +30,7 @@ func TestTakeoverOfTwoRunsOfOneInstantHoldsTheOlder(t *testing.T) {
 				spec := Spec{Name: "m", Schedule: "* * * * *", Shell: "x", Overlap: overlap,
 					OnLeaderLoss: LeaderLossFinish, RerunInterrupted: true}
 				f, logs := &fakeExec{behave: sleepFor(150*time.Second, 0)}, &logSink{}
-				c := newTestRunnerCfg(t, RunnerConfig{Node: "c", Jobs: []Spec{spec}, Gather: 5 * time.Second,
+				c := newTestRunnerCfg(t, testConfig{Node: "c", Jobs: []Spec{spec}, Gather: 5 * time.Second,
 					HoldLapse: holdLapseForTest, Logger: slog.New(logs)}, f)
 				ec := newFakeElector(ctx, "c", c.Callbacks())
 				ec.follow("b", 2)

@@ -23,9 +23,9 @@ var (
 // manual id (ManualJobIDOf), so it neither counts as a scheduled instant nor
 // moves the schedule's cursor; LANLEADER_TRIGGER=manual tells the job. The
 // job's overlap policy applies across manual and scheduled runs; the
-// CanRun guard applies as to any start.
+// guard (Cluster.MayAct) applies as to any start.
 func (r *Runner) Trigger(name string) (RunRecord, error) {
-	// CanRun before r.mu, as step does: the elector takes its own lock.
+	// The guard before r.mu, as step does: the elector takes its own lock.
 	if !r.mayAct() {
 		return RunRecord{}, ErrNotLeading
 	}

@@ -84,7 +84,7 @@ func TestTriggerRefusedWithoutStanding(t *testing.T) {
 		defer cancel()
 		can := true
 		f := &fakeExec{}
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{everyMinute("m")}, CanRun: func() bool { return can }}, f)
+		r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{everyMinute("m")}, CanRun: func() bool { return can }}, f)
 		el := newFakeElector(ctx, "n1", r.Callbacks())
 		el.lead(2)
 		synctest.Wait()

@@ -21,7 +21,7 @@ func TestTruncatedLedgerDoesNotEraseAStartedInstant(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		f := &fakeExec{}
 		logs := &logSink{}
-		b := newTestRunnerCfg(t, RunnerConfig{Node: "b", Jobs: []Spec{everyMinute("m"), everyMinute("other")},
+		b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{everyMinute("m"), everyMinute("other")},
 			Logger: slog.New(logs)}, f)
 		newFakeElector(ctx, "b", b.Callbacks()).lead(2)
 		time.Sleep(59*time.Second + 500*time.Millisecond)

@@ -37,7 +37,7 @@ func TestUpdateWhileLeading(t *testing.T) {
 				kept, gone := everyMinute("kept"), everyMinute("gone")
 				gone.OnLeaderLoss = tt.policy
 				var recs records
-				r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{kept, gone}, OnRunFinished: recs.add}, f)
+				r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{kept, gone}, OnRunFinished: recs.add}, f)
 				el := newFakeElector(ctx, "n1", r.Callbacks())
 				el.lead(1)
 				time.Sleep(90 * time.Second) // kept ran at 00:01, gone's run of 00:01 is going
@@ -81,7 +81,7 @@ func TestUpdateChangedSchedule(t *testing.T) {
 		defer cancel()
 		f := &fakeExec{behave: sleepFor(90*time.Second, 0)}
 		var recs records
-		r := newTestRunnerCfg(t, RunnerConfig{Node: "n1", Jobs: []Spec{everyMinute("j")}, OnRunFinished: recs.add}, f)
+		r := newTestRunnerCfg(t, testConfig{Node: "n1", Jobs: []Spec{everyMinute("j")}, OnRunFinished: recs.add}, f)
 		el := newFakeElector(ctx, "n1", r.Callbacks())
 		start := time.Now()
 		el.lead(1)

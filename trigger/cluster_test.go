@@ -18,6 +18,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/memnet"
 	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/udpjobs"
 	"github.com/lanleader/lanleader/election/udp/wire"
 	"github.com/lanleader/lanleader/jobs"
 	"github.com/lanleader/lanleader/trigger"
@@ -37,26 +38,26 @@ func startNode(t *testing.T, n *memnet.Network, i int, key *wire.Keyring) *node 
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	nd := &node{id: fmt.Sprintf("n%d", i)}
 	var err error
-	nd.runner, err = jobs.NewRunner(jobs.RunnerConfig{Node: nd.id, Logger: quiet, Jobs: []jobs.Spec{
-		{Name: "hello", Schedule: "0 0 1 1 *", Shell: "exit 0"},
-		{Name: "fails", Schedule: "0 0 1 1 *", Shell: "exit 7"},
-	}})
-	require.NoError(t, err)
-	h := &trigger.Handler{Runner: nd.runner, Logger: quiet}
+	h := &trigger.Handler{Logger: quiet}
 	pc := protocol.DefaultLANConfig()
 	pc.NodeID, pc.Cluster = nd.id, "trig"
 	pc.Priority = uint8(200 - i)
 	pc.Rand = rand.New(rand.NewPCG(uint64(i), 3))
 	nd.el, err = udp.New(udp.Config{
 		Protocol: pc, Transport: n.Join(netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i))),
-		Keyring: key, Logger: quiet, Payload: nd.runner.Ledger,
+		Keyring: key, Logger: quiet, Payload: func() []byte { return nd.runner.Ledger() },
 		OnPayload: func(h protocol.PeerPayload) error { return nd.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload) },
 		OnRequest: h.Handle,
 	})
 	require.NoError(t, err)
+	nd.runner, err = jobs.NewRunner(udpjobs.Cluster(nd.el), jobs.RunnerConfig{Node: nd.id, Logger: quiet, Jobs: []jobs.Spec{
+		{Name: "hello", Schedule: "0 0 1 1 *", Shell: "exit 0"},
+		{Name: "fails", Schedule: "0 0 1 1 *", Shell: "exit 7"},
+	}})
+	require.NoError(t, err)
+	h.Runner = nd.runner
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = nd.runner.Run(ctx) })
 	wg.Go(func() {
 		_ = nd.el.Run(ctx, nd.runner.Callbacks())
 		_ = nd.runner.Wait(context.Background())

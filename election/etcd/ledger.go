@@ -14,8 +14,6 @@ import (
 	"github.com/lanleader/lanleader/jobs"
 )
 
-var _ jobs.StartGate = (*Ledger)(nil)
-
 // ErrNotLeader is returned by Ledger.Commit when this node does not hold
 // the leadership the entry's term names, or its lease is in doubt.
 var ErrNotLeader = errors.New("etcd: not the leader of this term")

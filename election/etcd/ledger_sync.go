@@ -27,7 +27,7 @@ type syncState struct {
 // (outcomes of finished runs, a new leader's takeover marks; not entries of
 // runs in progress, which Commit writes), in the background, under the
 // current leadership. It never blocks: call it from
-// jobs.RunnerConfig.OnLedgerChange.
+// jobs.Cluster.Publish.
 //
 // Each entry is written on its own: one that cannot be written holds back
 // no other. A write that failed for want of an answer (etcd unreachable,

@@ -31,7 +31,7 @@ type commitWait struct {
 // stalled), or no majority acknowledges within the longest promise
 // period (Timings.MaxPromise: on a lossy link the promises, and so the
 // leases, grow that long), and ctx.Err() if ctx ends first. The job
-// runner calls it, through its StartGate, after recording a run and
+// runner calls it, through its Cluster (udpjobs), after recording a run and
 // before starting it.
 func (e *Elector) Commit(ctx context.Context) error {
 	wait := e.cfg.Protocol.Timings().MaxPromise

@@ -225,7 +225,7 @@ func (e *Elector) CanActAsLeader() bool {
 // Publish asks the leader to send its payload (Config.Payload) at once
 // rather than with the next periodic heartbeat. It never blocks; requests
 // made before the loop gets to them are coalesced. Wire it to the job
-// runner's OnLedgerChange.
+// runner's Cluster.Publish (udpjobs).
 func (e *Elector) Publish() {
 	select {
 	case e.publish <- struct{}{}:
@@ -234,7 +234,7 @@ func (e *Elector) Publish() {
 }
 
 // SetHolding says whether this node still runs jobs (the job runner's
-// RunnerConfig.OnHolding): while it does and does not lead, its claims,
+// Cluster.SetHolding, udpjobs): while it does and does not lead, its claims,
 // votes and Ledger messages say so, and it sends its Ledger on every
 // heartbeat of its leader, and once more when holding ends
 // (protocol.Node.SetHolding). It never blocks.
@@ -262,12 +262,12 @@ func SuccessionFor(clusterSize int) election.Succession {
 
 // HoldLapse returns how long a run another node said it holds counts as
 // going after the last such message (protocol Timings.Hold): the job
-// runner's RunnerConfig.HoldLapse.
+// runner's ClusterTiming.HoldLapse (udpjobs).
 func (e *Elector) HoldLapse() time.Duration { return e.cfg.Protocol.Timings().Hold }
 
 // GatherWindow returns how long a new leader gathers its peers' ledgers
 // before deciding what its predecessors missed (protocol.Config.GatherWindow):
-// the job runner's RunnerConfig.Gather.
+// the job runner's ClusterTiming.Gather (udpjobs).
 func (e *Elector) GatherWindow() time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -22,6 +22,7 @@ import (
 	"github.com/lanleader/lanleader/cli"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/etcd"
+	"github.com/lanleader/lanleader/jobs"
 )
 
 // Name is the mode's name: --mode=etcd, election.mode: etcd, and the key of
@@ -181,14 +182,37 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 		"session_ttl", s.SessionTTL, "tls", s.TLS != (etcd.TLSFiles{}), "user", s.Username)
 	return &cli.Elector{
 		Elector: loginChecked{el},
-		CanRun:  el.CanActAsLeader,
-		// Every run's entry is in etcd, under this leadership, before its
-		// process starts.
-		Gate:    ledger,
-		Publish: ledger.Sync,
+		Cluster: cluster{el: el, ledger: ledger},
 		Flush:   ledger.Flush,
 		View:    func() any { return el.View() },
 	}, nil
+}
+
+// cluster is etcd mode as the job runner's jobs.Cluster: the guard is the
+// elector's lease; every run's entry is in etcd, under this leadership,
+// before its process starts (Ledger.Commit); a changed ledger is written
+// back (Ledger.Sync); a new leader reads the ledger before it schedules
+// (NewLedger hooks it), so it needs no gathering window, and it waits for
+// a deposed leader's runs for the session TTL (Succession).
+type cluster struct {
+	el     *etcd.Elector
+	ledger *etcd.Ledger
+}
+
+func (c cluster) MayAct() bool { return c.el.CanActAsLeader() }
+
+func (c cluster) Commit(ctx context.Context, name string, e jobs.LedgerEntry) error {
+	return c.ledger.Commit(ctx, name, e)
+}
+
+func (c cluster) Publish() { c.ledger.Sync() }
+
+// SetHolding: a deposed etcd leader's runs are waited for by Succession,
+// not by its word.
+func (c cluster) SetHolding(bool) {}
+
+func (c cluster) Timing() jobs.ClusterTiming {
+	return jobs.ClusterTiming{Succession: c.el.Succession()}
 }
 
 // loginChecked is the Elector whose Run, when etcd rejects the
