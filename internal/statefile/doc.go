@@ -13,7 +13,9 @@
 // naming the format version, the body's length and CRC-32C, then the JSON
 // body; a file that fails any check is reported with what was wrong and
 // the node starts cold. Files of earlier format versions are read (their
-// missing fields are zero), and the next write upgrades them.
+// missing fields are zero), and the next write upgrades them; a file of a
+// newer format (a downgrade) is reported as such (NewerFormatError), the
+// node starts cold, and the next write replaces it in this format.
 //
 // The replay table changes with every packet and is only a replay floor,
 // so a change of it alone goes to the replay file (ReplayFileName) in

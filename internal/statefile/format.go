@@ -96,6 +96,9 @@ func record(prefix string, body []byte) []byte {
 // never panics.
 func Decode(b []byte) (State, error) {
 	var s State
+	if err := newerFormat(b, magic, Version); err != nil {
+		return s, err
+	}
 	if len(b) > MaxSize {
 		return s, fmt.Errorf("%d bytes, more than the %d a state file can hold", len(b), MaxSize)
 	}
@@ -111,6 +114,33 @@ func Decode(b []byte) (State, error) {
 		return State{}, err
 	}
 	return s, nil
+}
+
+// NewerFormatError is a file written in a format newer than this binary
+// reads: a downgrade (or a file copied from a newer node), not damage.
+type NewerFormatError struct {
+	// Format is the file's format version, Max the newest this binary
+	// reads.
+	Format, Max int
+}
+
+func (e *NewerFormatError) Error() string {
+	return fmt.Sprintf("written by a newer lanleader (format %d; this one reads up to %d)", e.Format, e.Max)
+}
+
+// newerFormat returns a *NewerFormatError if b's header names a format
+// above max. Only the magic and the version are read: a newer format may
+// lay out the rest of its header otherwise.
+func newerFormat(b []byte, magic string, max int) error {
+	line, _, _ := bytes.Cut(b[:min(len(b), 256)], []byte("\n"))
+	f := bytes.Fields(line)
+	if len(f) < 2 || string(f[0]) != magic {
+		return nil
+	}
+	if v, err := strconv.Atoi(string(f[1])); err == nil && v > max {
+		return &NewerFormatError{Format: v, Max: max}
+	}
+	return nil
 }
 
 // parseRecord splits a record into its header fields (magic, then those

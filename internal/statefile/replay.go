@@ -62,6 +62,9 @@ func slotFor(n int) int {
 // torn names a slot that is neither valid nor empty while the other one
 // is (what a crash in mid-save leaves).
 func decodeReplay(b []byte) (peers []Peer, gen uint64, slot int, torn string, err error) {
+	if err := newerFormat(b, replayMagic, replayVersion); err != nil {
+		return nil, 0, 0, "", err
+	}
 	if len(b) < 2*minSlot || len(b)%2 != 0 || len(b) > 2*MaxSize {
 		return nil, 0, 0, "", fmt.Errorf("%d bytes, not two slots of at least %d", len(b), minSlot)
 	}

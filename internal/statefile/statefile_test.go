@@ -86,7 +86,7 @@ func TestCorruptionDetected(t *testing.T) {
 		"empty":          {nil, "no header"},
 		"truncated":      {good[:len(good)-3], "truncated write"},
 		"bit flip":       {flip, "checksum"},
-		"other version":  {bytes.Replace(good, []byte(fmt.Sprintf("lanleader-state %d", Version)), []byte("lanleader-state 9"), 1), "format version"},
+		"other version":  {bytes.Replace(good, []byte(fmt.Sprintf("lanleader-state %d", Version)), []byte("lanleader-state 0"), 1), "format version"},
 		"not ours":       {[]byte("hello\nworld"), "header"},
 		"trailing bytes": {append(bytes.Clone(good), 'x'), "truncated write"},
 	}

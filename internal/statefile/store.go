@@ -63,7 +63,16 @@ func (s *Store) load() {
 		return
 	}
 	st, err := Decode(b)
-	if err != nil {
+	var newer *NewerFormatError
+	switch {
+	case errors.As(err, &newer):
+		s.log.Warn("state file "+newer.Error()+": starting without it, as on a first start: no saved round or term "+
+			"(a claim may carry a lower term until a running node corrects it), job ledger or run history "+
+			"(instants the others do not know of may run again or be missed), quorum grant (no votes or acks "+
+			"for the longest promise) or replay table; the file is replaced in format "+strconv.Itoa(Version)+
+			" at the next save", "file", s.path)
+		return
+	case err != nil:
 		s.log.Warn("state file corrupt; starting cold", "file", s.path, "err", err)
 		return
 	}
@@ -84,6 +93,12 @@ func (s *Store) loadReplay() {
 		return
 	}
 	peers, gen, slot, torn, err := decodeReplay(b)
+	var newer *NewerFormatError
+	if errors.As(err, &newer) {
+		s.log.Warn("replay file "+newer.Error()+": the state file's replay table stands; the file is replaced "+
+			"at the next save", "file", s.replayPath)
+		return
+	}
 	if err != nil {
 		s.log.Warn("replay file corrupt; the state file's replay table stands", "file", s.replayPath, "err", err)
 		return
