@@ -235,6 +235,9 @@ func (r *Runner) finish(j *job, rec RunRecord) {
 	}
 	r.mu.Lock()
 	j.active--
+	if j.active == 0 && r.gone[j.spec.Name] == j {
+		delete(r.gone, j.spec.Name) // its last run: nothing to take back
+	}
 	j.last = &rec
 	delete(r.manualRuns, rec.RunID)
 	if !rec.Manual {

@@ -113,6 +113,10 @@ type Runner struct {
 	// running counts this node's runs in progress, all jobs, and its
 	// services' copies (Cluster.SetHolding).
 	running int
+	// gone are the jobs a reload removed while runs of theirs still go
+	// on, by name: a job added back under the name is the same job
+	// (matchJobs), and those runs are its own (update.go).
+	gone map[string]*job
 	// services are the leader-only services (services.go), in config
 	// order; removed, the ones a reload removed, by name, kept so that one
 	// added back waits for its old copy to be gone.
@@ -210,6 +214,7 @@ func NewRunner(cluster Cluster, cfg RunnerConfig) (*Runner, error) {
 		holds:      map[uint64]hold{},
 		released:   map[uint64]hold{},
 		removed:    map[string]*service{},
+		gone:       map[string]*job{},
 		exec:       proc.Run,
 	}
 	r.stopCtx, r.stop = context.WithCancel(context.Background())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 )
 
@@ -32,7 +33,9 @@ func (u UpdateResult) Empty() bool {
 //     instant it names runs again), the takeover decides the instants due
 //     up to the leadership's start (within the gathering window, at the
 //     window's end), and the instants due between the leadership's start
-//     and the reload are not run: its schedule starts at the reload;
+//     and the reload are not run: its schedule starts at the reload; runs
+//     of its name still going, here (takeBackLocked) or held elsewhere,
+//     are its own;
 //   - a removed job is no longer scheduled (an instant due before the
 //     reload that its loop had not started yet is not run, and the log
 //     says so), and its runs in progress end as if leadership were lost
@@ -75,12 +78,17 @@ func (r *Runner) Update(specs []Spec) (UpdateResult, error) {
 		if leading {
 			r.removedLocked(oj, now)
 		}
+		if oj.active > 0 {
+			r.gone[oj.spec.Name] = oj
+		}
 	}
 	for _, nj := range m.added {
+		renamedFrom := m.renamedFrom[nj]
+		nj = r.takeBackLocked(nj, m.list)
 		r.byID[nj.id] = nj
 		if leading {
 			nj.runCtx, nj.stopRuns = context.WithCancel(r.leaderCtx)
-			r.addedLocked(nj, m.renamedFrom[nj], now)
+			r.addedLocked(nj, renamedFrom, now)
 			r.startLoopLocked(r.term, nj)
 		}
 	}
@@ -163,6 +171,23 @@ func matchJobs(running, fresh []*job) reloadMatch {
 func sameDefinition(a, b Spec) bool {
 	a.Name = b.Name
 	return reflect.DeepEqual(a, b)
+}
+
+// takeBackLocked returns the job to add for nj: nj, or, if a reload
+// removed a job of nj's name whose runs still go on (r.gone), that job
+// with nj's definition, in nj's place in list. A job is its name, so
+// those runs are the added job's own: its overlap policy applies to them,
+// and its takeover finds them running here, not interrupted. Its position
+// starts afresh, as any added job's (takeUpLocked). Must hold r.mu.
+func (r *Runner) takeBackLocked(nj *job, list []*job) *job {
+	oj := r.gone[nj.spec.Name]
+	if oj == nil {
+		return nj
+	}
+	delete(r.gone, nj.spec.Name)
+	oj.spec, oj.sched, oj.pos = nj.spec, nj.sched, position{}
+	list[slices.Index(list, nj)] = oj
+	return oj
 }
 
 // addedLocked takes up j, added by a reload, in the current leadership

@@ -1,0 +1,55 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A job removed by a reload while its run goes on (finish lets it complete;
+// cancel stops it, but a process that ignores SIGTERM lives for kill_grace)
+// and added back before that run ended is the same job (its name): the run
+// still going here is its run. The reload must neither take it for an
+// interrupted run of a gone leader and run its instant again, nor start the
+// next instant beside it under overlap: skip.
+func TestReaddedJobKnowsItsRunStillGoing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		loss LeaderLoss
+	}{
+		{"finish", LeaderLossFinish},
+		{"cancel, SIGTERM ignored", LeaderLossCancel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				a := Spec{Name: "a", Schedule: "@every 10s", Shell: "x", OnLeaderLoss: tc.loss,
+					RerunInterrupted: true, KillGrace: 30 * time.Second}
+				other := Spec{Name: "other", Schedule: "0 0 1 1 *", Shell: "y"}
+				f := &fakeExec{behave: ignoresTerm(25*time.Second, 30*time.Second)}
+				logs := &logSink{}
+				r := newTestRunnerCfg(t, testConfig{Node: "n", Jobs: []Spec{a}, Logger: slog.New(logs)}, f)
+				newFakeElector(ctx, "n", r.Callbacks()).lead(1)
+				time.Sleep(15 * time.Second) // 00:10 runs until 00:35 at least
+				_, err := r.Update([]Spec{other})
+				require.NoError(t, err)
+				time.Sleep(2 * time.Second)
+				_, err = r.Update([]Spec{a, other})
+				require.NoError(t, err)
+				time.Sleep(15 * time.Second)
+				synctest.Wait()
+
+				assert.Equal(t, []string{"2000-01-01T00:00:10Z"}, f.scheduled("a"),
+					"00:10 still runs here: not again, and 00:20 and 00:30 not beside it (overlap: skip)")
+				assert.Empty(t, logs.find("jobs: previous leader's run was interrupted; running it again (rerun_interrupted)"))
+				cancel()
+				require.NoError(t, r.Wait(context.Background()))
+			})
+		})
+	}
+}
