@@ -94,14 +94,14 @@ func (r *Runner) holdLocked(from string, holding bool, l Ledger, now time.Time) 
 			continue
 		}
 		e.Held = false
-		j, manual := r.jobByLedgerID(e.JobID)
-		if j == nil {
-			continue
-		}
 		if rel, ok := r.released[e.JobID]; ok && rel.from == from && oneRun(rel.entry, e) {
 			continue // it said it no longer runs it: a stale copy
 		}
-		if old, had := r.holds[e.JobID]; !had || old.released || !oneRun(old.entry, e) {
+		// A run of a job this node does not run now is held all the same:
+		// the holder's word does not depend on this node's config, and a
+		// reload may add the job back (its name) while the run goes on.
+		j, manual := r.jobByLedgerID(e.JobID)
+		if old, had := r.holds[e.JobID]; j != nil && (!had || old.released || !oneRun(old.entry, e)) {
 			r.log.Info("jobs: a run of this job is still going on another node", "job", j.spec.Name,
 				"node", from, "scheduled_at", e.Instant, "started_term", e.Term, "manual", manual)
 			wake(j)

@@ -53,3 +53,37 @@ func TestReaddedJobKnowsItsRunStillGoing(t *testing.T) {
 		})
 	}
 }
+
+// The same across nodes: a, deposed, still runs 00:01 (finish) and holds
+// it; b, leading, has the job removed and added back by reloads (a rename
+// and back, or a job commented out for a moment). a's run is still its
+// hold: b neither runs 00:01 again nor starts a run beside it.
+func TestReaddedJobKeepsAHoldOnItsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		spec := holdJob(OverlapSkip, true)
+		renamed := spec
+		renamed.Name = "renamed"
+		h := newHandover(t, ctx, spec)
+		time.Sleep(minute(1).Sub(time.Now()) + 30*time.Second)
+		h.depose()
+		time.Sleep(20 * time.Second)
+		_, err := h.b.Update([]Spec{renamed})
+		require.NoError(t, err)
+		time.Sleep(5 * time.Second)
+		_, err = h.b.Update([]Spec{spec})
+		require.NoError(t, err)
+		time.Sleep(minute(5).Sub(time.Now()))
+		synctest.Wait()
+
+		assert.NotContains(t, h.fb.scheduled("m"), "2000-01-01T00:01:00Z", "a's run is not run again")
+		var bm []call
+		for _, c := range h.fb.all() {
+			if c.Env["LANLEADER_JOB"] == "m" {
+				bm = append(bm, c)
+			}
+		}
+		assert.False(t, runsOverlap(h.fa.all(), bm), "no run of m on b beside a's: a %v, b %v", h.fa.scheduled("m"), h.fb.scheduled("m"))
+		h.stop(cancel)
+	})
+}
