@@ -92,6 +92,11 @@ func (o Outcome) final() bool {
 	return o == OutcomeOK || o == OutcomeFailed || o == OutcomeCancelled || o == OutcomeInterrupted
 }
 
+// reported reports whether o is an outcome a run's own node reported (ok,
+// failed, cancelled), rather than one another node concluded
+// (interrupted) or none yet.
+func (o Outcome) reported() bool { return o.progress() == 3 }
+
 func (o Outcome) valid() bool { return o >= OutcomeRunning && o <= OutcomeNone }
 
 // progress orders the states of one run (one instant under one term): it

@@ -254,7 +254,15 @@ func (r *Runner) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, can
 			skip(d.instant, &j.skipped.Overlap, "jobs: not starting: previous run still going on another node (overlap: skip)", attrs...)
 		}
 	default:
-		if e, ok := r.newestEntry(j); ok && (d.rerun && e.Instant.After(d.instant) || !d.rerun && !d.instant.After(e.Instant)) {
+		e, ok := r.newestEntry(j)
+		if ok && d.rerun && sameInstant(j, e, d.instant) && e.Outcome.reported() {
+			// The run concluded interrupted ended after all, and its own
+			// outcome has been heard since (a node that was only cut off).
+			skip(d.instant, &j.skipped.AlreadyStarted, "jobs: not running it again: its run ended after all (outcome heard)",
+				"ledger_outcome", e.Outcome, "ledger_term", e.Term)
+			break
+		}
+		if ok && (d.rerun && e.Instant.After(d.instant) || !d.rerun && !d.instant.After(e.Instant)) {
 			// A ledger heard since the takeover (a deposed leader's, during
 			// the gathering window) names this instant or a later one; or a
 			// run of a later instant has started, which supersedes a rerun.
