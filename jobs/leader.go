@@ -145,6 +145,7 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 		// schedule was taken up, so that if this leadership ends before
 		// the first instant, the next leader knows the instants after it
 		// are missed ones (run-once), not never due.
+		r.coldGapLocked(j, takeover, log)
 		r.setOwn(LedgerEntry{JobID: j.id, Instant: up.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term})
 		delete(r.unknown, j.id)
 		return takeoverPlan{cursor: up}
@@ -232,6 +233,23 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 			"scheduled_at", latest, "late", late)
 	}
 	return plan
+}
+
+// coldGapLocked skips, logged and counted, the instants of j due up to
+// takeover since the last one this node heard of, when a truncated ledger
+// left j out since and the takeover starts it cold: the last leader may
+// have run any of them, so none runs, but none goes unsaid. Must hold
+// r.mu.
+func (r *Runner) coldGapLocked(j *job, takeover time.Time, log *slog.Logger) {
+	e, ok := r.newestEntry(j)
+	if !r.unknown[j.id] || !ok {
+		return
+	}
+	if latest, n := latestDue(j.sched, e.Instant, takeover); n > 0 {
+		j.skipped.Misfired += uint64(n)
+		log.Warn("jobs: instants missed during failover; not run: a truncated ledger left this job out, so what the last leader ran is unknown",
+			"from", j.sched.Next(e.Instant), "scheduled_at", latest, "count", n, "ledger_instant", e.Instant)
+	}
 }
 
 // takenOverInstantLocked returns the newest instant of j the current

@@ -41,3 +41,36 @@ func TestTruncatedLedgerDoesNotEraseAStartedInstant(t *testing.T) {
 		require.NoError(t, b.Wait(context.Background()))
 	})
 }
+
+// b heard a's full ledger (m ran 00:00), then a truncated LEDGER that
+// leaves m out, and takes over at 00:03:20. What the last leader did with m
+// is unknown, so b starts it cold (docs/jobs.md, Size limit): 00:01 to
+// 00:03 are not run. They must not vanish without a word: every instant is
+// started or skipped with a logged reason, and counted.
+func TestTruncatedColdStartSaysWhatItSkips(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		f := &fakeExec{}
+		logs := &logSink{}
+		b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{everyMinute("m"), everyMinute("other")},
+			Logger: slog.New(logs)}, f)
+		require.NoError(t, b.AdoptLedgerFrom("a", false, ledgerOf("m", minute(0), OutcomeOK, 1)))
+		stale := Ledger{Entries: []LedgerEntry{{JobID: JobIDOf("other"), Instant: minute(0), Outcome: OutcomeOK, Term: 1}}, Truncated: true}
+		require.NoError(t, b.AdoptLedgerFrom("c", false, stale.Encode()))
+		time.Sleep(minute(3).Add(20 * time.Second).Sub(time.Now()))
+		newFakeElector(ctx, "b", b.Callbacks()).lead(2)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+
+		assert.Equal(t, []string{"2000-01-01T00:04:00Z"}, f.scheduled("m"), "cold: nothing before the takeover")
+		s := b.Snapshot()[0]
+		assert.Equal(t, uint64(3), s.Skipped.Misfired, "00:01, 00:02 and 00:03 counted")
+		if l := logs.find("jobs: instants missed during failover; not run: a truncated ledger left this job out, so what the last leader ran is unknown"); assert.Len(t, l, 1) {
+			assert.Equal(t, "m", l[0]["job"])
+			assert.Equal(t, "2000-01-01 00:01:00 +0000 UTC", l[0]["from"])
+			assert.Equal(t, "2000-01-01 00:03:00 +0000 UTC", l[0]["scheduled_at"])
+		}
+		cancel()
+		require.NoError(t, b.Wait(context.Background()))
+	})
+}
