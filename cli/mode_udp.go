@@ -420,7 +420,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 			env.Metrics.WatchQuorum(func() metrics.Quorum {
 				q, st := e.Quorum(), e.Stats()
 				return metrics.Quorum{Lost: q.Lost, Reachable: q.Reachable, Overfull: q.Overfull, HeardIDs: q.Heard,
-					ClaimsWithoutMajority: st.QuorumFailed, LeasesLost: st.LeaseLost}
+					ClaimsWithoutMajority: st.QuorumFailed, LeasesLost: st.LeaseLost, LeaseRetries: st.LeaseRetries}
 			})
 		}
 		// The same numbers as /status's udp view.

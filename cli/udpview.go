@@ -73,6 +73,8 @@ type quorumView struct {
 	PromiseMax   string `json:"promise_max"`
 	QuorumFailed uint64 `json:"claims_without_majority"`
 	LeaseLost    uint64 `json:"leases_lost"`
+	// LeaseRetries counts heartbeats sent early to save a lease at risk.
+	LeaseRetries uint64 `json:"lease_retries"`
 	VotesRefused uint64 `json:"votes_refused"`
 	AcksRefused  uint64 `json:"acks_refused"`
 }
@@ -101,7 +103,7 @@ func newUDPView(p protocol.Stats, q protocol.QuorumStatus, t udp.TransportStats)
 			ClusterSize: q.Size, Majority: q.Majority, Lost: q.Lost, Reachable: q.Reachable,
 			Overfull: q.Overfull, HeardIDs: q.HeardIDs, Witnesses: q.Witnesses,
 			Promise: q.Promise.String(), PromiseMin: q.MinPromise.String(), PromiseMax: q.MaxPromise.String(),
-			QuorumFailed: p.QuorumFailed, LeaseLost: p.LeaseLost, VotesRefused: p.VotesRefused, AcksRefused: p.AcksRefused,
+			QuorumFailed: p.QuorumFailed, LeaseLost: p.LeaseLost, LeaseRetries: p.LeaseRetries, VotesRefused: p.VotesRefused, AcksRefused: p.AcksRefused,
 		}
 	}
 	for reason, n := range p.Dropped {

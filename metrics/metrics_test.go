@@ -185,3 +185,23 @@ func BenchmarkPacketReceived(b *testing.B) {
 		m.PacketReceived("heartbeat", "ok")
 	}
 }
+
+// TestQuorumCounters: each quorum counter reads its own field.
+func TestQuorumCounters(t *testing.T) {
+	m := metrics.New("dev")
+	m.WatchQuorum(func() metrics.Quorum {
+		return metrics.Quorum{ClaimsWithoutMajority: 1, LeasesLost: 2, LeaseRetries: 3}
+	})
+	err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(`
+# HELP lanleader_quorum_claims_without_majority_total Claims of this node that ended without a majority of votes.
+# TYPE lanleader_quorum_claims_without_majority_total counter
+lanleader_quorum_claims_without_majority_total 1
+# HELP lanleader_quorum_leases_lost_total Leaderships of this node that ended because a majority stopped acknowledging.
+# TYPE lanleader_quorum_leases_lost_total counter
+lanleader_quorum_leases_lost_total 2
+# HELP lanleader_quorum_lease_retries_total Heartbeats this node resent as leader, between scheduled ones, because its lease would otherwise have ended first (under loss).
+# TYPE lanleader_quorum_lease_retries_total counter
+lanleader_quorum_lease_retries_total 3
+`), "lanleader_quorum_claims_without_majority_total", "lanleader_quorum_leases_lost_total", "lanleader_quorum_lease_retries_total")
+	assert.NoError(t, err)
+}

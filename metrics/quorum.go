@@ -14,15 +14,18 @@ type Quorum struct {
 	Overfull bool
 	// HeardIDs is how many distinct node ids were heard lately.
 	HeardIDs int
-	// ClaimsWithoutMajority and LeasesLost count those events.
-	ClaimsWithoutMajority, LeasesLost uint64
+	// ClaimsWithoutMajority and LeasesLost count those events;
+	// LeaseRetries the heartbeats a leader resent to save its lease.
+	ClaimsWithoutMajority, LeasesLost, LeaseRetries uint64
 }
 
 // WatchQuorum registers the quorum-mode metrics, read at every scrape:
 // gauges lanleader_quorum_lost, lanleader_quorum_reachable,
 // lanleader_quorum_overfull, lanleader_quorum_heard_ids and counters
-// lanleader_quorum_claims_without_majority_total and
-// lanleader_quorum_leases_lost_total. Call it at most once, in quorum mode.
+// lanleader_quorum_claims_without_majority_total,
+// lanleader_quorum_leases_lost_total and
+// lanleader_quorum_lease_retries_total. Call it at most once, in quorum
+// mode.
 func (m *Metrics) WatchQuorum(read func() Quorum) {
 	b := func(v bool) float64 {
 		if v {
@@ -51,5 +54,7 @@ func (m *Metrics) WatchQuorum(read func() Quorum) {
 			func(q Quorum) float64 { return float64(q.ClaimsWithoutMajority) }),
 		counter("leases_lost_total", "Leaderships of this node that ended because a majority stopped acknowledging.",
 			func(q Quorum) float64 { return float64(q.LeasesLost) }),
+		counter("lease_retries_total", "Heartbeats this node resent as leader, between scheduled ones, because its lease would otherwise have ended first (under loss).",
+			func(q Quorum) float64 { return float64(q.LeaseRetries) }),
 	)
 }

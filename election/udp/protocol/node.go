@@ -209,10 +209,14 @@ func (n *Node) NextTick() time.Time {
 func (n *Node) nextDeadline() time.Time {
 	switch n.role {
 	case election.Leader:
-		if n.q.on() && n.q.leaseEnd().Before(n.nextBeat) {
-			return n.q.leaseEnd()
+		next := n.nextBeat
+		if n.q.on() && n.q.leaseEnd().Before(next) {
+			next = n.q.leaseEnd()
 		}
-		return n.nextBeat
+		if r := n.leaseRetryAt(n.now); !r.IsZero() && r.Before(next) {
+			next = r
+		}
+		return next
 	case election.Candidate:
 		if !n.claimResent && n.claimResendAt.Before(n.claimUntil) {
 			return n.claimResendAt

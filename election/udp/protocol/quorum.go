@@ -102,11 +102,13 @@ type quorumTracker struct {
 	votes       map[string]time.Duration
 
 	// Leader side: send time of recent heartbeats by sequence, and per
-	// follower the end of the lease its grants support (e_i above) and
-	// the promise its latest grant said.
+	// follower the end of the lease its grants support (e_i above), the
+	// promise its latest grant said and the send time of the latest
+	// heartbeat (or claim) it answered.
 	sentAt       map[uint64]time.Time
 	ackedUntil   map[string]time.Time
 	ackedPromise map[string]time.Duration
+	ackedSent    map[string]time.Time
 	leaseUntil   time.Time
 	// sentVer is the payload version each recent heartbeat carried;
 	// ackedVer, per follower, the highest version it acked (commit.go).

@@ -33,10 +33,12 @@ func (q *quorumTracker) startLease() {
 	q.sentAt = make(map[uint64]time.Time)
 	q.ackedUntil = make(map[string]time.Time)
 	q.ackedPromise = make(map[string]time.Duration)
+	q.ackedSent = make(map[string]time.Time)
 	q.sentVer = make(map[uint64]uint64)
 	q.ackedVer = make(map[string]uint64)
 	for voter, p := range q.votes {
 		q.ackedUntil[voter], q.ackedPromise[voter] = q.claimSentAt.Add(q.leaseFor(p)), p
+		q.ackedSent[voter] = q.claimSentAt
 	}
 	q.leaseUntil = q.majorityUntil(slices.Collect(maps.Values(q.ackedUntil)))
 	q.failed, q.lost = 0, false
@@ -77,6 +79,9 @@ func (q *quorumTracker) acked(from string, id uint64, promise time.Duration) {
 		q.ackedUntil[from] = end
 	}
 	q.ackedPromise[from] = promise
+	if sent.After(q.ackedSent[from]) {
+		q.ackedSent[from] = sent
+	}
 	if v := q.sentVer[id]; v > q.ackedVer[from] {
 		q.ackedVer[from] = v
 	}

@@ -25,6 +25,13 @@ func leaderWithVotes(t *testing.T, size, promiseMisses int, votes ...granted) (*
 	t.Helper()
 	c := testConfig("a", 100, 1)
 	c.ClusterSize, c.PromiseMisses = size, promiseMisses
+	return leaderOf(t, c, votes...)
+}
+
+// leaderOf returns node "a" with config c (quorum mode, NodeID "a"),
+// elected by the given votes, and when its claim was sent.
+func leaderOf(t *testing.T, c Config, votes ...granted) (*Node, time.Time) {
+	t.Helper()
 	a, err := NewNode(c, t0)
 	require.NoError(t, err)
 	a.Ready()

@@ -77,6 +77,10 @@ type Stats struct {
 	// LeaseLost counts leaderships ended because a majority stopped
 	// acknowledging (quorum mode).
 	LeaseLost uint64
+	// LeaseRetries counts heartbeats a leader sent between its scheduled
+	// ones because no majority answered the last and its lease would end
+	// before the heartbeat after next (quorum_retry.go).
+	LeaseRetries uint64
 	// Probes counts probes sent to this node's leader (probe.go);
 	// ProbeAnswers the answers that proved it alive; ProbeAnswersRefused
 	// answers ignored (not from the leader followed, or naming no probe

@@ -63,6 +63,11 @@ func (n *Node) tickOnce(now time.Time) bool {
 			n.wait(now, n.t.YieldWait)
 			return true
 		}
+		if r := n.leaseRetryAt(now); !r.IsZero() && !now.Before(r) && now.Before(n.nextBeat) {
+			n.stats.LeaseRetries++
+			n.beat(now)
+			return true
+		}
 		if now.Before(n.nextBeat) {
 			return false
 		}
