@@ -133,11 +133,18 @@ func failoverCounting(opts Options, nodes int, count func(protocol.Stats) uint64
 	return d, total() - before, err
 }
 
+// lastWitnesses makes the last k of ids witnesses (quorum mode).
+func lastWitnesses(ids []string, k int) func(string, *protocol.Config) {
+	return func(id string, c *protocol.Config) { c.Witness = slices.Index(ids, id) >= len(ids)-k }
+}
+
 // FailoverLossy is Failover on a link with random loss, after warmup of
-// healthy running so the adaptive detector has learnt the loss. It returns
-// the failover time and the survivors' suspicion threshold at the crash.
-func FailoverLossy(base protocol.Config, nodes int, loss float64, warmup time.Duration, seed uint64) (time.Duration, int, error) {
-	s := New(Options{Seed: seed, Base: base, Link: LAN, NoCheck: true}, nodeIDs(nodes)...)
+// healthy running so the adaptive detector has learnt the loss; the last
+// witnesses of the nodes are witnesses. It returns the failover time and
+// the survivors' suspicion threshold at the crash.
+func FailoverLossy(base protocol.Config, nodes, witnesses int, loss float64, warmup time.Duration, seed uint64) (time.Duration, int, error) {
+	ids := nodeIDs(nodes)
+	s := New(Options{Seed: seed, Base: base, Link: LAN, NoCheck: true, Configure: lastWitnesses(ids, witnesses)}, ids...)
 	old, err := elect(s, 10*time.Second)
 	if err != nil {
 		return 0, 0, err
@@ -269,6 +276,10 @@ type FlapResult struct {
 	LeaderChanges int
 	// Suspicions and Claims are summed over nodes.
 	Suspicions, Claims uint64
+	// LeaseRetries and LeasesLost (quorum mode) are summed over nodes:
+	// heartbeats a leader resent to save its lease, and leaderships
+	// that ended because the lease ran out.
+	LeaseRetries, LeasesLost uint64
 	// MaxMisses is the highest adaptive threshold a node ended with.
 	MaxMisses int
 }
@@ -278,11 +289,13 @@ func (f FlapResult) PerDay() float64 {
 	return float64(f.LeaderChanges) * float64(24*time.Hour) / float64(f.Simulated)
 }
 
-// Flapping runs n healthy nodes on a link with random loss for d and
-// counts spurious leader changes.
-func Flapping(base protocol.Config, n int, loss float64, d time.Duration, seed uint64) (FlapResult, error) {
+// Flapping runs n healthy nodes, the last witnesses of them witnesses
+// (quorum mode), on a link with random loss for d and counts spurious
+// leader changes.
+func Flapping(base protocol.Config, n, witnesses int, loss float64, d time.Duration, seed uint64) (FlapResult, error) {
 	link := LAN
-	s := New(Options{Seed: seed, Base: base, Link: link, NoCheck: true}, nodeIDs(n)...)
+	ids := nodeIDs(n)
+	s := New(Options{Seed: seed, Base: base, Link: link, NoCheck: true, Configure: lastWitnesses(ids, witnesses)}, ids...)
 	if _, err := elect(s, 10*time.Second); err != nil {
 		return FlapResult{}, err
 	}
@@ -298,6 +311,8 @@ func Flapping(base protocol.Config, n int, loss float64, d time.Duration, seed u
 		st := s.Node(id).Stats()
 		r.Suspicions += st.Suspicions
 		r.Claims += st.ClaimsSent
+		r.LeaseRetries += st.LeaseRetries
+		r.LeasesLost += st.LeaseLost
 		if s.Node(id).Status().Role != election.Leader {
 			r.MaxMisses = max(r.MaxMisses, st.MissesThreshold)
 		}

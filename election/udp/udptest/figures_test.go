@@ -95,7 +95,7 @@ func TestStartupStormOf50Converges(t *testing.T) {
 func TestFailoverUnderLossUsesAdaptiveThreshold(t *testing.T) {
 	c := protocol.DefaultLANConfig()
 	for _, seed := range seeds(t, 10) {
-		d, k, err := FailoverLossy(c, 5, 0.20, 10*time.Minute, seed)
+		d, k, err := FailoverLossy(c, 5, 0, 0.20, 10*time.Minute, seed)
 		require.NoError(t, err, "seed %d", seed)
 		assert.GreaterOrEqual(t, k, 8, "20%% loss raises the threshold")
 		// Survivors' deadlines: k intervals, plus a claim round that may
@@ -115,15 +115,15 @@ func TestFlapping(t *testing.T) {
 		d = time.Hour
 	}
 	c := protocol.DefaultLANConfig()
-	r, err := Flapping(c, 5, 0.05, d, 1)
+	r, err := Flapping(c, 5, 0, 0.05, d, 1)
 	require.NoError(t, err)
 	assert.Zero(t, r.LeaderChanges, "5%% loss over %v: %+v", d, r)
 
 	fixed := c
 	fixed.MaxMisses = fixed.Misses
-	rf, err := Flapping(fixed, 5, 0.20, d, 2)
+	rf, err := Flapping(fixed, 5, 0, 0.20, d, 2)
 	require.NoError(t, err)
-	ra, err := Flapping(c, 5, 0.20, d, 2)
+	ra, err := Flapping(c, 5, 0, 0.20, d, 2)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, ra.LeaderChanges, rf.LeaderChanges, "adaptive %+v vs fixed %+v", ra, rf)
 	assert.LessOrEqual(t, ra.PerDay(), 24.0, "20%% loss, adaptive: %+v", ra)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lanleader/lanleader/election/udp/protocol"
@@ -24,6 +25,7 @@ func main() {
 	only := flag.String("only", "", "run only: failover, kill, resign, heal, storm, lossy, quorum, flap")
 	flag.Float64Var(&target, "target", target, "LossTarget for the adaptive detector")
 	flag.IntVar(&maxMisses, "max-misses", maxMisses, "MaxMisses for the adaptive detector")
+	flag.StringVar(&variants, "variants", "", "flap: run only these variants, comma-separated (fixed, adaptive, quorum, quorum-3, quorum-witness, quorum-long)")
 	flag.Parse()
 	if err := run(*seeds, *stormSeeds, *days, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "simfigures:", err)
@@ -34,7 +36,32 @@ func main() {
 var (
 	target    = protocol.DefaultLANConfig().LossTarget
 	maxMisses = protocol.DefaultLANConfig().MaxMisses
+	variants  string
 )
+
+// flapVariant is one row group of the flapping table.
+type flapVariant struct {
+	key, name        string
+	c                protocol.Config
+	nodes, witnesses int
+}
+
+// flapVariants are the flapping table's configurations, at 200 ms.
+func flapVariants() []flapVariant {
+	quorum := func(size, promiseMisses int) protocol.Config {
+		c := cfg(200*time.Millisecond, false)
+		c.ClusterSize, c.PromiseMisses = size, promiseMisses
+		return c
+	}
+	return []flapVariant{
+		{"fixed", "5 nodes, fixed Misses 3", cfg(200*time.Millisecond, true), 5, 0},
+		{"adaptive", "5 nodes, adaptive Misses 3..10 (default)", cfg(200*time.Millisecond, false), 5, 0},
+		{"quorum", "quorum, 5 nodes", quorum(5, 0), 5, 0},
+		{"quorum-3", "quorum, 3 nodes", quorum(3, 0), 3, 0},
+		{"quorum-witness", "quorum, 2 nodes + a witness", quorum(3, 0), 3, 1},
+		{"quorum-long", "quorum, 5 nodes, PromiseMisses 10", quorum(5, 10), 5, 0},
+	}
+}
 
 func cfg(interval time.Duration, fixed bool) protocol.Config {
 	c := protocol.DefaultLANConfig()
@@ -148,22 +175,22 @@ func run(seeds, stormSeeds int, days float64, only string) error {
 	if only == "" || only == "lossy" {
 		fmt.Println("\n## Failover after leader crash under loss (200 ms, adaptive, after 10 min warm-up)")
 		for _, v := range []struct {
-			name          string
-			nodes, voters int
-		}{{"5 nodes, no quorum", 5, 0}, {"5 nodes, quorum", 5, 5}, {"3 nodes, quorum", 3, 3}} {
+			name                     string
+			nodes, voters, witnesses int
+		}{{"5 nodes, no quorum", 5, 0, 0}, {"5 nodes, quorum", 5, 5, 0}, {"3 nodes, quorum", 3, 3, 0}, {"2 nodes + a witness", 3, 3, 1}} {
 			c := cfg(200*time.Millisecond, false)
 			c.ClusterSize = v.voters
 			for _, loss := range []float64{0.01, 0.05, 0.20} {
 				var ds []time.Duration
 				var ks []int
 				for s := range max(seeds/10, 10) {
-					d, k, err := udptest.FailoverLossy(c, v.nodes, loss, 10*time.Minute, uint64(s+1))
+					d, k, err := udptest.FailoverLossy(c, v.nodes, v.witnesses, loss, 10*time.Minute, uint64(s+1))
 					if err != nil {
 						return fmt.Errorf("lossy failover %s loss %v seed %d: %w", v.name, loss, s+1, err)
 					}
 					ds, ks = append(ds, d), append(ks, k)
 				}
-				fmt.Printf("%-18s loss %2.0f%%: %s  (survivor threshold %d..%d intervals)\n", v.name, loss*100, pct(ds), slices.Min(ks), slices.Max(ks))
+				fmt.Printf("%-19s loss %2.0f%%: %s  (survivor threshold %d..%d intervals)\n", v.name, loss*100, pct(ds), slices.Min(ks), slices.Max(ks))
 			}
 		}
 	}
@@ -219,32 +246,18 @@ func run(seeds, stormSeeds int, days float64, only string) error {
 	}
 	if only == "" || only == "flap" {
 		d := time.Duration(days * float64(24*time.Hour))
-		fmt.Printf("\n## Flapping: 5 nodes, healthy leader, random loss per delivery, %.1f simulated days each\n", days)
-		for _, variant := range []string{"fixed", "adaptive", "quorum", "quorum-3", "quorum-long"} {
-			name := "adaptive Misses 3..10 (default)"
-			c := cfg(200*time.Millisecond, variant == "fixed")
-			nodes := 5
-			switch variant {
-			case "fixed":
-				name = "fixed Misses 3"
-			case "quorum":
-				name = "quorum (ClusterSize 5)"
-				c.ClusterSize = 5
-			case "quorum-3":
-				name = "quorum, 3 nodes (ClusterSize 3)"
-				c.ClusterSize, nodes = 3, 3
-			case "quorum-long":
-				name = "quorum, PromiseMisses 10"
-				c.ClusterSize = 5
-				c.PromiseMisses = 10
+		fmt.Printf("\n## Flapping: healthy leader, random loss per delivery, %.1f simulated days each\n", days)
+		for _, v := range flapVariants() {
+			if variants != "" && !slices.Contains(strings.Split(variants, ","), v.key) {
+				continue
 			}
 			for _, loss := range []float64{0.01, 0.05, 0.20} {
-				r, err := udptest.Flapping(c, nodes, loss, d, 1)
+				r, err := udptest.Flapping(v.c, v.nodes, v.witnesses, loss, d, 1)
 				if err != nil {
-					return fmt.Errorf("flapping loss %v: %w", loss, err)
+					return fmt.Errorf("flapping %s loss %v: %w", v.key, loss, err)
 				}
-				fmt.Printf("%-32s loss %2.0f%%: %7.2f leader changes/day  (%d in %v; suspicions %d, claims %d; follower threshold %d intervals)\n",
-					name, loss*100, r.PerDay(), r.LeaderChanges, d, r.Suspicions, r.Claims, r.MaxMisses)
+				fmt.Printf("%-40s loss %2.0f%%: %7.2f leader changes/day  (%d in %v; suspicions %d, claims %d, leases lost %d, lease retries %d; follower threshold %d intervals)\n",
+					v.name, loss*100, r.PerDay(), r.LeaderChanges, d, r.Suspicions, r.Claims, r.LeasesLost, r.LeaseRetries, r.MaxMisses)
 			}
 		}
 	}
