@@ -36,6 +36,11 @@ type attemptCall struct {
 	// output receives each line the attempt printed (a process's stdout
 	// and stderr, a response's body), partial as proc.Spec.OnLine says.
 	output func(stream string, line string, partial bool)
+	// mayStart is the start check (Runner.mayStart: "" if this node may
+	// still act in the run's leadership), for an executor whose act comes
+	// well after the attempt begins: a request goes out only once its
+	// connection is made.
+	mayStart func() string
 }
 
 // attemptResult is how one attempt ended, whatever its kind.
@@ -55,12 +60,15 @@ type attemptResult struct {
 	What string
 	// Duration is from the attempt's start to its end.
 	Duration time.Duration
+	// Refused says why the attempt did nothing: mayStart said no right
+	// before it would have acted. Empty when it acted.
+	Refused string
 }
 
 // executorFor returns the executor of spec's kind.
 func (r *Runner) executorFor(spec *Spec) executor {
 	if spec.HTTP != nil {
-		return httpExecutor{transport: r.httpTransport}
+		return httpExecutor{transport: r.httpTransport, dial: r.httpDial}
 	}
 	return procExecutor{run: r.exec}
 }

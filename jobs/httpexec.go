@@ -42,6 +42,9 @@ type httpExecutor struct {
 	// transport, if set, replaces the transport built for each attempt
 	// (tests: an in-memory one inside a synctest bubble).
 	transport http.RoundTripper
+	// dial, if set, makes the built transport's connections instead of
+	// net.Dialer (tests).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // stopTime: the request is aborted as ctx ends (what the server already
@@ -64,9 +67,10 @@ func (h httpExecutor) do(ctx context.Context, a *attemptCall) attemptResult {
 	if err != nil { // validated with the job: cannot happen
 		return fail("http.accept: %v", err)
 	}
+	guard := &sendGuard{mayStart: a.mayStart}
 	tr := h.transport
 	if tr == nil {
-		t, err := newHTTPTransport(spec)
+		t, err := newHTTPTransport(spec, guard.dialer(h.dial))
 		if err != nil {
 			return fail("http.ca_file: %v", err)
 		}
@@ -77,12 +81,17 @@ func (h httpExecutor) do(ctx context.Context, a *attemptCall) attemptResult {
 		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	req, err := newJobRequest(ctx, spec, a)
+	req, err := newJobRequest(guard.trace(ctx), spec, a)
 	if err != nil {
 		return fail("%s %s: %v", spec.method(), spec.URL, unwrapURLError(err))
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		if why := guard.refusedWhy(); why != "" {
+			res := fail("%s %s: request not sent: %s", spec.method(), spec.URL, why)
+			res.Refused = why
+			return res
+		}
 		if ctx.Err() != nil {
 			return fail("%s %s: request aborted", spec.method(), spec.URL)
 		}
@@ -132,11 +141,11 @@ func newJobRequest(ctx context.Context, spec *HTTPRequest, a *attemptCall) (*htt
 	return req, nil
 }
 
-// newHTTPTransport returns a transport for one attempt: no connection is
-// kept between runs (they are minutes or hours apart, and a failover must
-// not find one half-open), certificates are checked against spec.CAFile
-// when set, else the system's roots.
-func newHTTPTransport(spec *HTTPRequest) (*http.Transport, error) {
+// newHTTPTransport returns a transport for one attempt, its connections
+// made by dial: no connection is kept between runs (they are minutes or
+// hours apart, and a failover must not find one half-open), certificates
+// are checked against spec.CAFile when set, else the system's roots.
+func newHTTPTransport(spec *HTTPRequest, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*http.Transport, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if spec.CAFile != "" {
 		pool, err := loadCAFile(spec.CAFile)
@@ -147,11 +156,14 @@ func newHTTPTransport(spec *HTTPRequest) (*http.Transport, error) {
 	}
 	return &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: httpDialTimeout}).DialContext,
+		DialContext:         dial,
 		TLSClientConfig:     tlsConf,
 		TLSHandshakeTimeout: httpHandshakeTimeout,
 		DisableKeepAlives:   true,
-		ForceAttemptHTTP2:   true,
+		// HTTP/1.1 only: one request per connection gains nothing from
+		// HTTP/2, whose control frames would be written while the answer
+		// comes, past the point sendGuard guards up to.
+		ForceAttemptHTTP2: false,
 	}, nil
 }
 

@@ -128,7 +128,7 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		// leadership the run was decided in: one that ended meanwhile may
 		// have let another leader run the instant, even if this node
 		// leads again now.
-		if why := r.mayStart(leaderCtx); why != "" {
+		refuse := func(why string) {
 			if attempt > 1 {
 				log.Warn("jobs: no retry: "+why, "attempt", attempt-1)
 				return
@@ -136,14 +136,25 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 			r.count(j, func(c *Counters) { c.Refused++ })
 			rec.Outcome, rec.Error = OutcomeCancelled, "not started: "+why
 			log.Warn("jobs: not starting: "+why, "scheduled_at", rec.ScheduledAt, "term", term)
+		}
+		if why := r.mayStart(leaderCtx); why != "" {
+			refuse(why)
 			return
 		}
 		if attempt > 1 {
 			log.Warn("jobs: attempt failed; retrying", "attempt", attempt-1, "of", spec.Retries+1,
 				"exit_code", rec.ExitCode, "error", rec.Error, "retry_delay", spec.RetryDelay, "output_tail", rec.Output)
 		}
+		last := rec
 		rec.Attempt = attempt
-		res := r.attempt(runCtx, term, &spec, &rec)
+		res := r.attempt(runCtx, leaderCtx, term, &spec, &rec)
+		if res.Refused != "" {
+			// Asked again as it was about to act (a request, once its
+			// connection was made): nothing of this attempt was done.
+			rec.Attempt, rec.Output = last.Attempt, last.Output
+			refuse(res.Refused)
+			return
+		}
 		rec.ExitCode = res.Code
 		rec.Error = ""
 		switch {
@@ -164,8 +175,9 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 
 // attempt makes one attempt of the run: the job's process, or its request
 // (executorFor), within the job's timeout, its output logged and its tail
-// kept in rec.
-func (r *Runner) attempt(ctx context.Context, term uint64, spec *Spec, rec *RunRecord) attemptResult {
+// kept in rec. leaderCtx is the leadership the run was decided in, for the
+// start check an executor asks right before it acts.
+func (r *Runner) attempt(ctx, leaderCtx context.Context, term uint64, spec *Spec, rec *RunRecord) attemptResult {
 	if spec.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
@@ -181,6 +193,7 @@ func (r *Runner) attempt(ctx context.Context, term uint64, spec *Spec, rec *RunR
 		rec:       rec,
 		identity:  r.runIdentity(spec, rec),
 		killGrace: grace,
+		mayStart:  func() string { return r.mayStart(leaderCtx) },
 		output: func(stream, line string, partial bool) {
 			tail.add(line)
 			if partial {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -62,6 +63,9 @@ type Runner struct {
 	// httpTransport, if set, carries http: jobs' requests instead of one
 	// built per attempt; tests set it.
 	httpTransport http.RoundTripper
+	// httpDial, if set, makes http: jobs' connections instead of
+	// net.Dialer; tests set it.
+	httpDial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	// stop ends runs that outlive leadership (on_leader_loss: finish) when
 	// Wait gives up.
