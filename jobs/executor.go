@@ -73,6 +73,15 @@ func (r *Runner) executorFor(spec *Spec) executor {
 	return procExecutor{run: r.exec}
 }
 
+// executorKind returns an executor of spec's kind that runs nothing: what
+// the job rules ask of a kind (its stop time), not how it runs.
+func executorKind(spec *Spec) executor {
+	if spec.HTTP != nil {
+		return httpExecutor{}
+	}
+	return procExecutor{}
+}
+
 // procExecutor runs a command or shell job's process (proc.Run, replaced
 // in tests).
 type procExecutor struct {

@@ -80,12 +80,12 @@ func (r *Runner) AdoptLedgerFrom(from string, holding bool, b []byte) error {
 	if from != "" && from != r.cfg.Node {
 		r.holdLocked(from, holding, l, now)
 	}
-	r.mu.Unlock()
+	r.unlock()
 	return nil
 }
 
 // holdLocked renews or ends from's holds per its ledger l. Must hold r.mu.
-func (r *Runner) holdLocked(from string, holding bool, l Ledger, now time.Time) {
+func (c *core) holdLocked(from string, holding bool, l Ledger, now time.Time) {
 	renewed := map[uint64]bool{}
 	named := map[uint64]bool{}
 	for _, e := range l.Entries {
@@ -94,37 +94,37 @@ func (r *Runner) holdLocked(from string, holding bool, l Ledger, now time.Time) 
 			continue
 		}
 		e.Held = false
-		if rel, ok := r.released[e.JobID]; ok && rel.from == from && oneRun(rel.entry, e) {
+		if rel, ok := c.released[e.JobID]; ok && rel.from == from && oneRun(rel.entry, e) {
 			continue // it said it no longer runs it: a stale copy
 		}
 		// A run of a job this node does not run now is held all the same:
 		// the holder's word does not depend on this node's config, and a
 		// reload may add the job back (its name) while the run goes on.
-		j, manual := r.jobByLedgerID(e.JobID)
-		if old, had := r.holds[e.JobID]; j != nil && (!had || old.released || !oneRun(old.entry, e)) {
-			r.log.Info("jobs: a run of this job is still going on another node", "job", j.spec.Name,
+		j, manual := c.jobByLedgerID(e.JobID)
+		if old, had := c.holds[e.JobID]; j != nil && (!had || old.released || !oneRun(old.entry, e)) {
+			c.logs.Info("jobs: a run of this job is still going on another node", "job", j.spec.Name,
 				"node", from, "scheduled_at", e.Instant, "started_term", e.Term, "manual", manual)
-			wake(j)
+			c.emit(effect{kind: effectWake, job: j})
 		}
-		r.holds[e.JobID] = hold{from: from, entry: e, until: now.Add(r.timing.HoldLapse)}
+		c.holds[e.JobID] = hold{from: from, entry: e, until: now.Add(c.timing.HoldLapse)}
 		renewed[e.JobID] = true
 	}
-	for id, h := range r.holds {
+	for id, h := range c.holds {
 		switch {
 		case h.from != from || renewed[id] || h.released:
 		case holding && l.Truncated && !named[id]:
 			// Left out to fit: no word on this run.
-		case h.presumed && r.stillRunning(id, h.entry):
+		case h.presumed && c.stillRunning(id, h.entry):
 			// No word of its holder's made it: one without the mark may
 			// be a heartbeat it sent as leader, before it stopped it.
-		case r.stillRunning(id, h.entry):
+		case c.stillRunning(id, h.entry):
 			h.released, h.until = true, now
-			r.holds[id] = h
-			if j, _ := r.jobByLedgerID(id); j != nil {
-				wake(j) // its loop, if leading, concludes (lapse)
+			c.holds[id] = h
+			if j, _ := c.jobByLedgerID(id); j != nil {
+				c.emit(effect{kind: effectWake, job: j}) // its loop, if leading, concludes (lapse)
 			}
 		default:
-			delete(r.holds, id) // its outcome was heard, or a later run superseded it
+			delete(c.holds, id) // its outcome was heard, or a later run superseded it
 		}
 	}
 }
@@ -144,8 +144,8 @@ func oneRun(a, b LedgerEntry) bool { return a.Instant.Equal(b.Instant) && a.Term
 // stillRunning reports whether the newest entry this node knows under
 // ledger id is run's, still running: no outcome of it and no later run.
 // Must hold r.mu.
-func (r *Runner) stillRunning(id uint64, run LedgerEntry) bool {
-	e, ok := r.newestByID(id)
+func (c *core) stillRunning(id uint64, run LedgerEntry) bool {
+	e, ok := c.newestByID(id)
 	return ok && oneRun(e, run) && e.Outcome == OutcomeRunning
 }
 
@@ -156,14 +156,14 @@ func holdIDs(j *job) [2]uint64 { return [2]uint64{j.id, ManualJobIDOf(j.spec.Nam
 // heldLocked returns a live hold at now on a run of j, scheduled or manual,
 // if any: one its holder renews, or, while this node leads, a previous
 // leader's run that may still be going (presumedLocked). Must hold r.mu.
-func (r *Runner) heldLocked(j *job, now time.Time) (hold, bool) {
+func (c *core) heldLocked(j *job, now time.Time) (hold, bool) {
 	for _, id := range holdIDs(j) {
-		if h, ok := r.holds[id]; ok && now.Before(h.until) {
+		if h, ok := c.holds[id]; ok && now.Before(h.until) {
 			return h, true
 		}
 	}
 	for _, id := range holdIDs(j) {
-		if h, ok := r.presumedLocked(j, id, now); ok {
+		if h, ok := c.presumedLocked(j, id, now); ok {
 			return h, true
 		}
 	}
@@ -174,7 +174,7 @@ func (r *Runner) heldLocked(j *job, now time.Time) (hold, bool) {
 // manual, lapses (zero if none), for its scheduling loop.
 func (r *Runner) holdUntil(j *job) time.Time {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	var until time.Time
 	for _, id := range holdIDs(j) {
 		if h, ok := r.holds[id]; ok && (until.IsZero() || h.until.Before(until)) {
@@ -212,7 +212,7 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 	now := time.Now()
 	r.mu.Lock()
 	if r.closed || ctx.Err() != nil {
-		r.mu.Unlock()
+		r.unlock()
 		return
 	}
 	for _, id := range holdIDs(j) { // all that holdUntil waits for
@@ -249,7 +249,7 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 	if len(out) > 0 {
 		r.ledgerChanged()
 	}
-	r.mu.Unlock()
+	r.unlock()
 	for _, x := range out {
 		why := "jobs: node running this job is no longer heard"
 		switch {

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"time"
 )
@@ -15,7 +14,7 @@ import (
 func (r *Runner) startLeading(ctx context.Context, term uint64) {
 	now := time.Now()
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	if r.closed {
 		return
 	}
@@ -72,17 +71,17 @@ type takeoverPlan struct {
 
 // knownEntry returns the newest ledger entry for j from this node's own
 // ledger and the adopted ones. Must hold r.mu.
-func (r *Runner) knownEntry(j *job) (LedgerEntry, bool) {
-	own, haveOwn := r.own[j.id]
-	ours := haveOwn && r.runsScheduledLocked(j, own)
-	if r.unknown[j.id] && !ours {
+func (c *core) knownEntry(j *job) (LedgerEntry, bool) {
+	own, haveOwn := c.own[j.id]
+	ours := haveOwn && c.runsScheduledLocked(j, own)
+	if c.unknown[j.id] && !ours {
 		// The last leader left this job out of its truncated ledger: what
 		// it did is unknown, and our own older entry could lead to a
 		// duplicate. (With our own entry's run still going here, ours is
 		// the latest.)
 		return LedgerEntry{}, false
 	}
-	peer, havePeer := r.peer[j.id]
+	peer, havePeer := c.peer[j.id]
 	switch {
 	case !havePeer:
 		return own, haveOwn
@@ -96,13 +95,13 @@ func (r *Runner) knownEntry(j *job) (LedgerEntry, bool) {
 // newestEntry returns the newest entry for j from any source (own or
 // heard), whether or not a truncated ledger left j out since: what step
 // must never start again. Must hold r.mu.
-func (r *Runner) newestEntry(j *job) (LedgerEntry, bool) { return r.newestByID(j.id) }
+func (c *core) newestEntry(j *job) (LedgerEntry, bool) { return c.newestByID(j.id) }
 
 // newestByID is newestEntry for any ledger id (a job's manual runs too).
-// Must hold r.mu.
-func (r *Runner) newestByID(id uint64) (LedgerEntry, bool) {
-	own, haveOwn := r.own[id]
-	peer, havePeer := r.peer[id]
+// Must hold c.mu.
+func (c *core) newestByID(id uint64) (LedgerEntry, bool) {
+	own, haveOwn := c.own[id]
+	peer, havePeer := c.peer[id]
 	if havePeer && (!haveOwn || newer(peer, own)) {
 		return peer, true
 	}
@@ -131,27 +130,27 @@ func newer(a, b LedgerEntry) bool {
 // instants up to takeover the previous leaders already handled and which
 // fell into the gap; j's manual run that a leader that is gone left
 // running is concluded too (concludeManualLocked). Must hold r.mu.
-func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPlan {
-	log := r.log.With("job", j.spec.Name, "term", term)
+func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPlan {
+	log := c.logs.With("job", j.spec.Name, "term", term)
 	up := takeover // where this leadership took the schedule up
 	if j.pos.term == term {
 		j.pos.decided = true
 		up = maxTime(up, j.pos.cursor) // added by a reload: from the reload
 	}
-	r.concludeManualLocked(j, now, log)
-	e, known := r.knownEntry(j)
+	c.concludeManualLocked(j, now, log)
+	e, known := c.knownEntry(j)
 	if !known {
 		// Cold start: nothing before now is ours to run. Record where the
 		// schedule was taken up, so that if this leadership ends before
 		// the first instant, the next leader knows the instants after it
 		// are missed ones (run-once), not never due.
-		r.coldGapLocked(j, takeover, log)
-		r.setOwn(LedgerEntry{JobID: j.id, Instant: up.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term})
-		delete(r.unknown, j.id)
+		c.coldGapLocked(j, takeover, log)
+		c.setOwn(LedgerEntry{JobID: j.id, Instant: up.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term})
+		delete(c.unknown, j.id)
 		return takeoverPlan{cursor: up}
 	}
 	plan := takeoverPlan{cursor: e.Instant}
-	h, held := r.heldLocked(j, now)
+	h, held := c.heldLocked(j, now)
 	held = held && h.entry.JobID == j.id && e.Outcome == OutcomeRunning &&
 		h.entry.Instant.Equal(e.Instant) && h.entry.Term == e.Term
 	switch {
@@ -159,7 +158,7 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 		// Started by a leader that may only be cut off: it may still be
 		// going until its leader's stop has run its course (quiet.go).
 		// Overlap applies to it meanwhile; lapse concludes it then.
-		r.holds[j.id] = h
+		c.holds[j.id] = h
 		log.Warn("jobs: previous leader's run may still be going on its node; waiting until it cannot be before concluding it (overlap policy applies meanwhile)",
 			"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term, "until", h.until)
 	case held:
@@ -169,16 +168,16 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 		// hold lapses, lapse decides.
 		log.Info("jobs: previous leader's run still going on its node; overlap policy applies to it",
 			"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term)
-	case e.Outcome == OutcomeRunning && !r.runsScheduledLocked(j, e):
+	case e.Outcome == OutcomeRunning && !c.runsScheduledLocked(j, e):
 		// Started by a leader that is gone, end unknown (a manual run of
 		// ours going beside it changes nothing): named as the leader of
 		// its term, or as its holder if a hold on it lapsed or was
 		// released.
-		node := r.leaderOfLocked(e.Term)
-		if h, ok := r.holds[j.id]; ok && oneRun(h.entry, e) {
+		node := c.leaderOfLocked(e.Term)
+		if h, ok := c.holds[j.id]; ok && oneRun(h.entry, e) {
 			node = h.from
 		}
-		e = r.interruptLocked(j, e, node)
+		e = c.interruptLocked(j, e, node)
 		if j.spec.RerunInterrupted {
 			plan.runNow, plan.rerun = e.Instant, true
 			log.Warn("jobs: previous leader's run was interrupted; running it again (rerun_interrupted)",
@@ -188,7 +187,7 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 				"node", node, "scheduled_at", e.Instant, "started_term", e.Term)
 		}
 	default:
-		r.setOwn(e)
+		c.setOwn(e)
 	}
 
 	// Instants that fell due since the last one started: nobody ran them.
@@ -197,7 +196,7 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 		// This leadership's own run of an instant after the takeover,
 		// started in the gathering window: the gap is counted from what
 		// the leadership took over, and that later run overtook it.
-		from, overtaken = r.takenOverInstantLocked(j), true
+		from, overtaken = c.takenOverInstantLocked(j), true
 		if from.IsZero() {
 			return plan // nothing taken over: a cold start
 		}
@@ -219,10 +218,10 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 	case j.spec.Misfire == MisfireSkip:
 		j.skipped.Misfired++
 		log.Warn("jobs: instant missed during failover; skipped (misfire: skip)", "scheduled_at", latest, "late", late)
-	case late >= r.grace(j):
+	case late >= c.grace(j):
 		j.skipped.Misfired++
 		log.Warn("jobs: instant missed during failover; too late to run (misfire_grace)",
-			"scheduled_at", latest, "late", late, "misfire_grace", r.grace(j))
+			"scheduled_at", latest, "late", late, "misfire_grace", c.grace(j))
 	case plan.rerun:
 		// The interrupted rerun goes first; the missed instant is coalesced
 		// into it rather than run twice back to back.
@@ -240,9 +239,9 @@ func (r *Runner) takeOver(j *job, takeover, now time.Time, term uint64) takeover
 // left j out since and the takeover starts it cold: the last leader may
 // have run any of them, so none runs, but none goes unsaid. Must hold
 // r.mu.
-func (r *Runner) coldGapLocked(j *job, takeover time.Time, log *slog.Logger) {
-	e, ok := r.newestEntry(j)
-	if !r.unknown[j.id] || !ok {
+func (c *core) coldGapLocked(j *job, takeover time.Time, log lineLog) {
+	e, ok := c.newestEntry(j)
+	if !c.unknown[j.id] || !ok {
 		return
 	}
 	if latest, n := latestDue(j.sched, e.Instant, takeover); n > 0 {
@@ -255,8 +254,8 @@ func (r *Runner) coldGapLocked(j *job, takeover time.Time, log *slog.Logger) {
 // takenOverInstantLocked returns the newest instant of j the current
 // leadership took over (position.inherited; zero if none, or if a
 // truncated ledger left j out). Must hold r.mu.
-func (r *Runner) takenOverInstantLocked(j *job) time.Time {
-	if r.unknown[j.id] {
+func (c *core) takenOverInstantLocked(j *job) time.Time {
+	if c.unknown[j.id] {
 		return time.Time{}
 	}
 	return j.pos.inherited
@@ -269,14 +268,14 @@ func (r *Runner) takenOverInstantLocked(j *job) time.Time {
 // (ledger, history, a WARN naming the node), and never run again: a manual
 // run is no scheduled instant, and a one-off action must not happen twice.
 // A held one is left to its holder (lapse). Must hold r.mu.
-func (r *Runner) concludeManualLocked(j *job, now time.Time, log *slog.Logger) {
+func (c *core) concludeManualLocked(j *job, now time.Time, log lineLog) {
 	id := ManualJobIDOf(j.spec.Name)
-	e, ok := r.newestByID(id)
-	if !ok || e.Outcome != OutcomeRunning || r.runsManualLocked(j, e) {
+	e, ok := c.newestByID(id)
+	if !ok || e.Outcome != OutcomeRunning || c.runsManualLocked(j, e) {
 		return
 	}
-	node := r.leaderOfLocked(e.Term)
-	if h, ok := r.holds[id]; ok && oneRun(h.entry, e) {
+	node := c.leaderOfLocked(e.Term)
+	if h, ok := c.holds[id]; ok && oneRun(h.entry, e) {
 		if now.Before(h.until) {
 			log.Info("jobs: previous leader's manual run still going on its node",
 				"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term)
@@ -284,13 +283,13 @@ func (r *Runner) concludeManualLocked(j *job, now time.Time, log *slog.Logger) {
 		}
 		node = h.from // lapsed or released before this takeover
 	}
-	if h, ok := r.presumedLocked(j, id, now); ok {
-		r.holds[id] = h
+	if h, ok := c.presumedLocked(j, id, now); ok {
+		c.holds[id] = h
 		log.Warn("jobs: previous leader's manual run may still be going on its node; waiting until it cannot be before concluding it",
 			"node", h.from, "scheduled_at", e.Instant, "started_term", e.Term, "until", h.until)
 		return
 	}
-	r.interruptLocked(j, e, node)
+	c.interruptLocked(j, e, node)
 	log.Warn("jobs: previous leader's manual run was interrupted; not running it again (manual runs never are)",
 		"node", node, "scheduled_at", e.Instant, "started_term", e.Term, "manual", true)
 }
@@ -304,21 +303,21 @@ func (r *Runner) concludeManualLocked(j *job, now time.Time, log *slog.Logger) {
 // replaces it (History.Add). A hold on e its holder released is recorded
 // as lapse records it, so that the holder's later word that it runs e (a
 // stale copy) makes no hold. It returns e concluded. Must hold r.mu.
-func (r *Runner) interruptLocked(j *job, e LedgerEntry, node string) LedgerEntry {
-	if h, ok := r.holds[e.JobID]; ok && h.released && oneRun(h.entry, e) {
-		r.released[e.JobID] = h
+func (c *core) interruptLocked(j *job, e LedgerEntry, node string) LedgerEntry {
+	if h, ok := c.holds[e.JobID]; ok && h.released && oneRun(h.entry, e) {
+		c.released[e.JobID] = h
 	}
 	e.Outcome = OutcomeInterrupted
-	r.setOwn(e)
-	r.history.Add(RunRecord{Job: j.spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: OutcomeInterrupted,
+	c.setOwn(e)
+	c.history.Add(RunRecord{Job: j.spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: OutcomeInterrupted,
 		Node: node, Manual: e.JobID != j.id, Heard: true, ExitCode: -1})
 	return e
 }
 
 // runsManualLocked reports whether this process runs the manual run of j
 // that e names. Must hold r.mu.
-func (r *Runner) runsManualLocked(j *job, e LedgerEntry) bool {
-	for _, rec := range r.manualRuns {
+func (c *core) runsManualLocked(j *job, e LedgerEntry) bool {
+	for _, rec := range c.manualRuns {
 		if rec.Job == j.spec.Name && rec.Term == e.Term && rec.ScheduledAt.Equal(e.Instant) {
 			return true
 		}
@@ -329,7 +328,7 @@ func (r *Runner) runsManualLocked(j *job, e LedgerEntry) bool {
 // runsScheduledLocked reports whether this process runs the scheduled run
 // of j that e names: the scheduled counterpart of runsManualLocked (j.active
 // counts manual runs too). Must hold r.mu.
-func (r *Runner) runsScheduledLocked(j *job, e LedgerEntry) bool {
+func (c *core) runsScheduledLocked(j *job, e LedgerEntry) bool {
 	return e.JobID == j.id && slices.ContainsFunc(j.schedRuns, func(s LedgerEntry) bool { return oneRun(s, e) })
 }
 
@@ -342,17 +341,17 @@ func (r *Runner) runsScheduledLocked(j *job, e LedgerEntry) bool {
 // exact, never read from the term's tag, which another id can share;
 // and a hold is its holder's word (LedgerEntry.Held), not this. Must hold
 // r.mu.
-func (r *Runner) leaderOfLocked(term uint64) string { return r.leaders[term] }
+func (c *core) leaderOfLocked(term uint64) string { return c.leaders[term] }
 
 // setOwn makes e this node's entry under its ledger id unless its own is
-// newer (a run started during the gathering window). Must hold r.mu.
-func (r *Runner) setOwn(e LedgerEntry) {
-	if cur, ok := r.own[e.JobID]; !ok || !newer(cur, e) {
-		r.own[e.JobID] = e
+// newer (a run started during the gathering window). Must hold c.mu.
+func (c *core) setOwn(e LedgerEntry) {
+	if cur, ok := c.own[e.JobID]; !ok || !newer(cur, e) {
+		c.own[e.JobID] = e
 	}
 }
 
-func (r *Runner) grace(j *job) time.Duration { return graceOf(&j.spec) }
+func (c *core) grace(j *job) time.Duration { return graceOf(&j.spec) }
 
 func graceOf(spec *Spec) time.Duration {
 	if spec.MisfireGrace > 0 {
@@ -364,15 +363,15 @@ func graceOf(spec *Spec) time.Duration {
 func (r *Runner) count(j *job, f func(*Counters)) {
 	r.mu.Lock()
 	f(&j.skipped)
-	r.mu.Unlock()
+	r.unlock()
 }
 
 // ledgerChanged re-encodes the ledger and tells the elector. Must hold
 // r.mu; the callback may call Ledger, which reads the published copy
 // without locking.
-func (r *Runner) ledgerChanged() {
-	r.published.Store(r.encodeBothLocked())
-	r.cluster.Publish()
+func (c *core) ledgerChanged() {
+	c.published.Store(c.encodeBothLocked())
+	c.emit(effect{kind: effectPublish})
 }
 
 // maxScan is how many instants latestDue steps through before it starts

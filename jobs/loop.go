@@ -95,7 +95,7 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef) {
 // pending).
 func (r *Runner) nextWake(j *job, def loopDef, gathering bool) (wake time.Time, ok bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	if j.gen != def.gen {
 		return time.Time{}, false
 	}
@@ -121,7 +121,7 @@ func (r *Runner) nextWake(j *job, def loopDef, gathering bool) (wake time.Time, 
 // (handOverDueLocked).
 func (r *Runner) loopEnded(term uint64, j *job, def loopDef) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	if j.gen != def.gen {
 		return
 	}
@@ -135,7 +135,7 @@ func (r *Runner) loopEnded(term uint64, j *job, def loopDef) {
 // window; the loop then makes the start it decided, if any.
 func (r *Runner) decide(ctx context.Context, term uint64, j *job, def loopDef) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	if r.closed || ctx.Err() != nil || j.gen != def.gen {
 		return
 	}
@@ -163,14 +163,14 @@ func (r *Runner) step(ctx context.Context, term uint64, j *job, def loopDef) {
 	now := time.Now()
 	r.mu.Lock()
 	if r.closed || ctx.Err() != nil || j.gen != def.gen {
-		r.mu.Unlock()
+		r.unlock()
 		return
 	}
 	d := j.pos.due
 	if d.instant.IsZero() {
 		next := def.sched.Next(j.pos.cursor)
 		if next.IsZero() || next.After(now) {
-			r.mu.Unlock()
+			r.unlock()
 			return
 		}
 		d.instant = next
@@ -182,7 +182,7 @@ func (r *Runner) step(ctx context.Context, term uint64, j *job, def loopDef) {
 		runCtx, rec = r.startLocked(ctx, j, def.spec, j.pos.due.instant, term)
 		j.accountLocked(rec.ScheduledAt)
 	}
-	r.mu.Unlock()
+	r.unlock()
 	log := r.log.With("job", def.spec.Name, "term", term)
 	for _, v := range vs {
 		log.Log(context.Background(), v.level, v.msg, v.attrs...)
@@ -194,7 +194,7 @@ func (r *Runner) step(ctx context.Context, term uint64, j *job, def loopDef) {
 
 // judgeLocked is step's rule for the due start d at now: the verdicts to
 // log, and whether to start it (it is then j.pos.due). Must hold r.mu.
-func (r *Runner) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, canAct bool) (vs []verdict, start bool) {
+func (c *core) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, canAct bool) (vs []verdict, start bool) {
 	spec, sched := def.spec, def.sched
 	skip := func(instant time.Time, counter *uint64, msg string, attrs ...any) {
 		*counter++
@@ -207,7 +207,7 @@ func (r *Runner) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, can
 	if !d.rerun || d.refused {
 		base := maxTime(d.instant, j.pos.cursor)
 		if latest, n := latestDue(sched, base, now); n > 0 {
-			vs = append(vs, r.overtakeLocked(j, sched, d, base, latest, n)...)
+			vs = append(vs, c.overtakeLocked(j, sched, d, base, latest, n)...)
 			d = j.pos.due
 		}
 	}
@@ -234,8 +234,8 @@ func (r *Runner) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, can
 		}
 		return vs, false
 	}
-	switch h, held := r.heldLocked(j, now); {
-	case r.draining:
+	switch h, held := c.heldLocked(j, now); {
+	case c.draining:
 		skip(d.instant, &j.skipped.Refused, "jobs: not starting: lanleader is stopping")
 	case j.active > 0 && spec.Overlap == OverlapSkip:
 		skip(d.instant, &j.skipped.Overlap, "jobs: not starting: previous run still going (overlap: skip)")
@@ -254,7 +254,7 @@ func (r *Runner) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, can
 			skip(d.instant, &j.skipped.Overlap, "jobs: not starting: previous run still going on another node (overlap: skip)", attrs...)
 		}
 	default:
-		e, ok := r.newestEntry(j)
+		e, ok := c.newestEntry(j)
 		if ok && d.rerun && sameInstant(j, e, d.instant) && e.Outcome.reported() {
 			// The run concluded interrupted ended after all, and its own
 			// outcome has been heard since (a node that was only cut off).
@@ -280,7 +280,7 @@ func (r *Runner) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, can
 // after base, j's due start in place of d: d and the instants between are
 // skipped (d counted refused if the guard refused it, the others
 // misfired). It returns what to log. Must hold r.mu.
-func (r *Runner) overtakeLocked(j *job, sched Schedule, d dueStart, base, latest time.Time, n int) []verdict {
+func (c *core) overtakeLocked(j *job, sched Schedule, d dueStart, base, latest time.Time, n int) []verdict {
 	var vs []verdict
 	from, between := d.instant, n // d and the instants up to latest
 	if d.refused || d.rerun {
@@ -306,7 +306,7 @@ func (r *Runner) overtakeLocked(j *job, sched Schedule, d dueStart, base, latest
 // leadership (this node's or another's), which decides it from the
 // ledger: said in the log, and counted refused if the guard refused it.
 // Must hold r.mu.
-func (r *Runner) handOverDueLocked(j *job) {
+func (c *core) handOverDueLocked(j *job) {
 	d := j.pos.due
 	if d.instant.IsZero() {
 		return
@@ -315,7 +315,7 @@ func (r *Runner) handOverDueLocked(j *job) {
 	if d.refused {
 		j.skipped.Refused++
 	}
-	r.log.Info("jobs: leadership ended before this instant could start; the next leader decides it",
+	c.logs.Info("jobs: leadership ended before this instant could start; the next leader decides it",
 		"job", j.spec.Name, "scheduled_at", d.instant, "rerun", d.rerun, "refused", d.refused, "term", j.pos.term)
 }
 

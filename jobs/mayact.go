@@ -12,7 +12,7 @@ func (r *Runner) MayAct() bool {
 		return false
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	return r.leadingLocked()
 }
 

@@ -60,30 +60,30 @@ const guardRetry = 100 * time.Millisecond
 // schedule goes on from the reload. Until the takeover is decided, a loop
 // started within the gathering window leaves the decision to the window's
 // end (decide); after the window it is made now. Must hold r.mu.
-func (r *Runner) takeUpLocked(j *job, now time.Time) {
-	if j.pos.term != r.term {
-		j.pos = position{term: r.term, takeover: r.leadStart, cursor: now}
-		if e, ok := r.own[j.id]; ok {
+func (c *core) takeUpLocked(j *job, now time.Time) {
+	if j.pos.term != c.term {
+		j.pos = position{term: c.term, takeover: c.leadStart, cursor: now}
+		if e, ok := c.own[j.id]; ok {
 			j.pos.inherited = e.Instant
 			if e.Instant.After(now) {
 				j.pos.cursor = e.Instant // started already (the clock went back): not again
 			}
 		}
-		if e, ok := r.peer[j.id]; ok {
-			r.inheritLocked(e)
+		if e, ok := c.peer[j.id]; ok {
+			c.inheritLocked(e)
 		}
 	}
-	if !j.pos.decided && !now.Before(r.gatherUntil) {
-		r.applyLocked(j, r.takeOver(j, j.pos.takeover, now, r.term))
+	if !j.pos.decided && !now.Before(c.gatherUntil) {
+		c.applyLocked(j, c.takeOver(j, j.pos.takeover, now, c.term))
 	}
 }
 
 // inheritLocked notes e, an entry this node heard, in the position of its
 // job: one of another term than this node's current leadership is taken
 // over (position.inherited). Must hold r.mu.
-func (r *Runner) inheritLocked(e LedgerEntry) {
-	j := r.byID[e.JobID]
-	if j == nil || r.term == 0 || j.pos.term != r.term || e.Term == r.term {
+func (c *core) inheritLocked(e LedgerEntry) {
+	j := c.byID[e.JobID]
+	if j == nil || c.term == 0 || j.pos.term != c.term || e.Term == c.term {
 		return
 	}
 	if e.Instant.After(j.pos.inherited) {
@@ -95,7 +95,7 @@ func (r *Runner) inheritLocked(e LedgerEntry) {
 // plan.cursor (never back), and plan.runNow becomes due. A start already
 // due (an instant after the takeover the guard refused in the gathering
 // window) is later than the plan's, which it overtakes. Must hold r.mu.
-func (r *Runner) applyLocked(j *job, plan takeoverPlan) {
+func (c *core) applyLocked(j *job, plan takeoverPlan) {
 	if plan.cursor.After(j.pos.cursor) {
 		j.pos.cursor = plan.cursor
 	}
@@ -105,7 +105,7 @@ func (r *Runner) applyLocked(j *job, plan takeoverPlan) {
 		j.pos.due = dueStart{instant: plan.runNow, rerun: plan.rerun}
 	default:
 		j.skipped.Misfired++
-		r.log.Warn("jobs: instant missed during failover; overtaken by a later instant not started yet",
+		c.logs.Warn("jobs: instant missed during failover; overtaken by a later instant not started yet",
 			"job", j.spec.Name, "scheduled_at", plan.runNow, "rerun", plan.rerun, "due", j.pos.due.instant)
 	}
 }
@@ -116,7 +116,7 @@ func (r *Runner) applyLocked(j *job, plan takeoverPlan) {
 // the new loop, which starts it with the new definition (of several, the
 // latest: it overtakes the others and a start already due); the new
 // schedule goes on from the reload. Must hold r.mu.
-func (r *Runner) reloadLocked(j *job, old Schedule, now time.Time) {
+func (c *core) reloadLocked(j *job, old Schedule, now time.Time) {
 	d, base := j.pos.due, maxTime(j.pos.due.instant, j.pos.cursor)
 	if latest, n := latestDue(old, base, now); n > 0 {
 		if d.instant.IsZero() { // the old loop's instant
@@ -125,8 +125,8 @@ func (r *Runner) reloadLocked(j *job, old Schedule, now time.Time) {
 			j.pos.due = d
 		}
 		if n > 0 {
-			for _, v := range r.overtakeLocked(j, old, d, base, latest, n) {
-				r.log.Log(context.Background(), v.level, v.msg, append([]any{"job", j.spec.Name}, v.attrs...)...)
+			for _, v := range c.overtakeLocked(j, old, d, base, latest, n) {
+				c.logs.Log(context.Background(), v.level, v.msg, append([]any{"job", j.spec.Name}, v.attrs...)...)
 			}
 		}
 	}

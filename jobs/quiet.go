@@ -25,11 +25,11 @@ import (
 // before: the documented limits of those modes and of finish.
 
 // killGrace is the time between SIGTERM and SIGKILL for a run of spec.
-func (r *Runner) killGrace(spec *Spec) time.Duration {
+func (c *core) killGrace(spec *Spec) time.Duration {
 	if spec.KillGrace > 0 {
 		return spec.KillGrace
 	}
-	return r.cfg.KillGrace
+	return c.defaultKillGrace
 }
 
 // stopBound returns how long after its leader stops acting a run of spec
@@ -39,8 +39,8 @@ func (r *Runner) killGrace(spec *Spec) time.Duration {
 // leadership is lost), and nothing bounds it without a timeout. The old
 // leader's host times it: a successor counts it longer
 // (election.Succession.QuietAt).
-func (r *Runner) stopBound(spec *Spec) (time.Duration, bool) {
-	stop := r.executorFor(spec).stopTime(r.killGrace(spec))
+func (c *core) stopBound(spec *Spec) (time.Duration, bool) {
+	stop := executorKind(spec).stopTime(c.killGrace(spec))
 	switch {
 	case spec.OnLeaderLoss == LeaderLossCancel:
 		return stop, true
@@ -54,37 +54,37 @@ func (r *Runner) stopBound(spec *Spec) (time.Duration, bool) {
 // that this process does not run, can no longer be going, for the current
 // leadership; false when nothing bounds it. A run of this node's previous
 // process died with it, before this leadership started. Must hold r.mu.
-func (r *Runner) quietLocked(j *job, node string) (time.Time, bool) {
-	if node == r.cfg.Node {
-		return r.leadStart.Add(proc.KillSettle), true
+func (c *core) quietLocked(j *job, node string) (time.Time, bool) {
+	if node == c.node {
+		return c.leadStart.Add(proc.KillSettle), true
 	}
-	stop, ok := r.stopBound(&j.spec)
+	stop, ok := c.stopBound(&j.spec)
 	if !ok {
 		return time.Time{}, false
 	}
-	return r.timing.Succession.QuietAt(r.leadStart, stop)
+	return c.timing.Succession.QuietAt(c.leadStart, stop)
 }
 
 // presumedLocked returns as a hold (presumed: no word from its node) the
 // run of j a previous leader left running under ledger id, if it may still
 // be going at now while this node leads and its holder has not said it no
 // longer runs it. Must hold r.mu.
-func (r *Runner) presumedLocked(j *job, id uint64, now time.Time) (hold, bool) {
-	if r.term == 0 {
+func (c *core) presumedLocked(j *job, id uint64, now time.Time) (hold, bool) {
+	if c.term == 0 {
 		return hold{}, false
 	}
-	e, ok := r.newestByID(id)
-	if !ok || e.Outcome != OutcomeRunning || r.runsLocked(j, e) {
+	e, ok := c.newestByID(id)
+	if !ok || e.Outcome != OutcomeRunning || c.runsLocked(j, e) {
 		return hold{}, false
 	}
-	node := r.leaderOfLocked(e.Term)
-	if h, ok := r.holds[id]; ok && oneRun(h.entry, e) {
+	node := c.leaderOfLocked(e.Term)
+	if h, ok := c.holds[id]; ok && oneRun(h.entry, e) {
 		if h.released {
 			return hold{}, false // its holder said it no longer runs it
 		}
 		node = h.from
 	}
-	quiet, ok := r.quietLocked(j, node)
+	quiet, ok := c.quietLocked(j, node)
 	if !ok || !now.Before(quiet) {
 		return hold{}, false
 	}
@@ -93,9 +93,9 @@ func (r *Runner) presumedLocked(j *job, id uint64, now time.Time) (hold, bool) {
 
 // runsLocked reports whether this process runs the run of j (scheduled or
 // manual, by e's ledger id) that e names. Must hold r.mu.
-func (r *Runner) runsLocked(j *job, e LedgerEntry) bool {
+func (c *core) runsLocked(j *job, e LedgerEntry) bool {
 	if e.JobID == j.id {
-		return r.runsScheduledLocked(j, e)
+		return c.runsScheduledLocked(j, e)
 	}
-	return r.runsManualLocked(j, e)
+	return c.runsManualLocked(j, e)
 }

@@ -273,7 +273,7 @@ func (r *Runner) finish(j *job, rec RunRecord) {
 		r.ledgerChanged()
 	}
 	r.runEndedLocked() // after the ledger shows the outcome: a release carries it
-	r.mu.Unlock()
+	r.unlock()
 	r.history.Add(rec)
 	if r.cfg.OnRunFinished != nil {
 		func() {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
@@ -50,14 +49,12 @@ type RunnerConfig struct {
 // Runner runs jobs while this node leads. Create it with NewRunner, pass
 // Callbacks() to the Elector, and call Wait after the Elector's Run returned.
 type Runner struct {
+	// core holds the job rules and what they decide from (core.go); the
+	// Runner drives it under mu and carries out its effects (unlock).
+	*core
 	cfg     RunnerConfig
 	cluster Cluster
-	timing  ClusterTiming
 	log     *slog.Logger
-	jobs    []*job
-	byID    map[uint64]*job
-	// history keeps finished runs, this node's and those heard of.
-	history *History
 	// exec runs one attempt's process; tests replace it.
 	exec func(ctx context.Context, s proc.Spec) proc.Result
 	// httpTransport, if set, carries http: jobs' requests instead of one
@@ -81,46 +78,10 @@ type Runner struct {
 	mu     sync.Mutex
 	wg     sync.WaitGroup // loops and runs; Add only under mu while !closed
 	closed bool
-	// draining is set by Drain: no run starts any more.
-	draining bool
-	term     uint64 // current leadership's term, 0 if not leading
-	// leadStart is when the current (or last) leadership started: the
-	// takeover of every job, a job a reload adds included (takeUpLocked).
-	leadStart time.Time
 	// leaderCtx is the current leadership's context (valid while term > 0),
 	// for jobs a reload adds.
 	leaderCtx context.Context
-	// gatherUntil is the end of the current leadership's gathering window
-	// (zero without one): loops a reload starts before it leave their
-	// takeover decision to it too (takeUpLocked).
-	gatherUntil time.Time
-	leader      election.LeaderInfo // last known leader
-	// leaders remembers which node led recent terms, to name the node of
-	// runs heard of in ledgers.
-	leaders map[uint64]string
-	// manualRuns are the manual runs in progress, by run id.
-	manualRuns map[string]RunRecord
-	own        map[uint64]LedgerEntry
-	// peer merges every ledger adopted from leaders: per job the newest
-	// (instant, then term) entry. unknown marks jobs a truncated ledger left
-	// out: what its leader did with them is not known (their peer entry
-	// stays: absence is no news).
-	peer    map[uint64]LedgerEntry
-	unknown map[uint64]bool
-	// holds are the runs other nodes said they still run, by ledger id
-	// (holds.go).
-	holds map[uint64]hold
-	// released are the last runs, by ledger id, this node as leader
-	// counted interrupted because their holder said it no longer ran them
-	// (holds.go).
-	released map[uint64]hold
-	// running counts this node's runs in progress, all jobs, and its
-	// services' copies (Cluster.SetHolding).
-	running int
-	// gone are the jobs a reload removed while runs of theirs still go
-	// on, by name: a job added back under the name is the same job
-	// (matchJobs), and those runs are its own (update.go).
-	gone map[string]*job
+	leader    election.LeaderInfo // last known leader
 	// services are the leader-only services (services.go), in config
 	// order; removed, the ones a reload removed, by name, kept so that one
 	// added back waits for its old copy to be gone.
@@ -129,11 +90,6 @@ type Runner struct {
 	// serviceGen numbers the services' supervisors of the leadership of
 	// serviceGenTerm (serviceEntry): from 1 in each, so it stays small.
 	serviceGen, serviceGenTerm uint64
-
-	// published is the own ledger, encoded at every change, so Ledger()
-	// and StateLedger() never wait for mu (the elector calls Ledger on
-	// every heartbeat).
-	published atomic.Pointer[publishedLedger]
 }
 
 // job is a Spec with its parsed schedule and live state (guarded by
@@ -204,22 +160,12 @@ func NewRunner(cluster Cluster, cfg RunnerConfig) (*Runner, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	r := &Runner{
-		cfg:        cfg,
-		cluster:    cluster,
-		timing:     cluster.Timing(),
-		log:        log,
-		byID:       map[uint64]*job{},
-		history:    NewHistory(cfg.HistorySize),
-		leaders:    map[uint64]string{},
-		manualRuns: map[string]RunRecord{},
-		own:        map[uint64]LedgerEntry{},
-		peer:       map[uint64]LedgerEntry{},
-		unknown:    map[uint64]bool{},
-		holds:      map[uint64]hold{},
-		released:   map[uint64]hold{},
-		removed:    map[string]*service{},
-		gone:       map[string]*job{},
-		exec:       proc.Run,
+		core:    newCore(cfg.Node, cfg.KillGrace, cluster.Timing(), cfg.HistorySize),
+		cfg:     cfg,
+		cluster: cluster,
+		log:     log,
+		removed: map[string]*service{},
+		exec:    proc.Run,
 	}
 	r.stopCtx, r.stop = context.WithCancel(context.Background())
 	r.drainCtx, r.drain = context.WithCancel(context.Background())
@@ -273,7 +219,7 @@ func (r *Runner) Callbacks() election.Callbacks {
 			r.mu.Lock()
 			term := r.term
 			r.term = 0
-			r.mu.Unlock()
+			r.unlock()
 			r.log.Info("jobs: stopped leading; no new runs", "term", term)
 		},
 		OnNewLeader: func(l election.LeaderInfo) {
@@ -282,7 +228,7 @@ func (r *Runner) Callbacks() election.Callbacks {
 			if l.Known() {
 				r.rememberLeader(l.Term, l.ID)
 			}
-			r.mu.Unlock()
+			r.unlock()
 		},
 	}
 }
@@ -291,24 +237,24 @@ func (r *Runner) Callbacks() election.Callbacks {
 const maxLeaders = 64
 
 // rememberLeader notes that id led term. Must hold r.mu.
-func (r *Runner) rememberLeader(term uint64, id string) {
-	if _, ok := r.leaders[term]; !ok && len(r.leaders) >= maxLeaders {
+func (c *core) rememberLeader(term uint64, id string) {
+	if _, ok := c.leaders[term]; !ok && len(c.leaders) >= maxLeaders {
 		oldest := term
-		for t := range r.leaders {
+		for t := range c.leaders {
 			oldest = min(oldest, t)
 		}
-		delete(r.leaders, oldest)
+		delete(c.leaders, oldest)
 	}
-	r.leaders[term] = id
+	c.leaders[term] = id
 }
 
 // jobByLedgerID returns the job a ledger entry is about, and whether the
 // entry is of its manual runs. Must hold r.mu.
-func (r *Runner) jobByLedgerID(id uint64) (*job, bool) {
-	if j := r.byID[id]; j != nil {
+func (c *core) jobByLedgerID(id uint64) (*job, bool) {
+	if j := c.byID[id]; j != nil {
 		return j, false
 	}
-	for _, j := range r.jobs {
+	for _, j := range c.jobs {
 		if ManualJobIDOf(j.spec.Name) == id {
 			return j, true
 		}
@@ -337,7 +283,7 @@ func (r *Runner) Drain(ctx context.Context) error {
 	for _, j := range r.jobs {
 		active += j.active
 	}
-	r.mu.Unlock()
+	r.unlock()
 	if active > 0 {
 		r.log.Info("jobs: stopping: ending runs before leaving the election", "runs", active)
 	}
@@ -362,7 +308,7 @@ func (r *Runner) Drain(ctx context.Context) error {
 func (r *Runner) Wait(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
-	r.mu.Unlock()
+	r.unlock()
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
 	select {
@@ -376,27 +322,27 @@ func (r *Runner) Wait(ctx context.Context) error {
 }
 
 // runStartedLocked counts a run of j as started. Must hold r.mu.
-func (r *Runner) runStartedLocked(j *job) {
+func (c *core) runStartedLocked(j *job) {
 	j.active++
-	r.workStartedLocked()
+	c.workStartedLocked()
 }
 
 // workStartedLocked counts a run, or a service's copy, as started: this
 // node holds work (Cluster.SetHolding). runEndedLocked counts it ended. Must hold
 // r.mu.
-func (r *Runner) workStartedLocked() {
-	r.running++
-	if r.running == 1 {
-		r.cluster.SetHolding(true)
+func (c *core) workStartedLocked() {
+	c.running++
+	if c.running == 1 {
+		c.emit(effect{kind: effectHolding, holding: true})
 	}
 }
 
 // runEndedLocked counts a run as ended, once j.active and the ledger show
 // it. Must hold r.mu.
-func (r *Runner) runEndedLocked() {
-	r.running--
-	if r.running == 0 {
-		r.cluster.SetHolding(false)
+func (c *core) runEndedLocked() {
+	c.running--
+	if c.running == 0 {
+		c.emit(effect{kind: effectHolding, holding: false})
 	}
 }
 
@@ -425,4 +371,24 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// unlock carries out the effects its core decided while r.mu was held, in
+// order, and releases r.mu: every section under the lock ends here, so no
+// effect waits for a later one. Publish and SetHolding are called with the
+// lock held, as Cluster says.
+func (r *Runner) unlock() {
+	for _, e := range r.takeEffects() {
+		switch e.kind {
+		case effectLog:
+			e.line.Write(r.log)
+		case effectPublish:
+			r.cluster.Publish()
+		case effectHolding:
+			r.cluster.SetHolding(e.holding)
+		case effectWake:
+			wake(e.job)
+		}
+	}
+	r.mu.Unlock()
 }

@@ -242,7 +242,7 @@ func (r *Runner) supervise(ctx context.Context, term, gen uint64, sv *service, s
 			sv.setState(ServiceIdle, time.Now())
 			sv.next, sv.waitWhy = time.Time{}, ""
 		}
-		r.mu.Unlock()
+		r.unlock()
 	}()
 	if !r.awaitPrevious(ctx, sv, term, since, log) {
 		return
@@ -265,7 +265,7 @@ func (r *Runner) supervise(ctx context.Context, term, gen uint64, sv *service, s
 		r.mu.Lock()
 		sv.setState(ServiceRestarting, time.Now())
 		sv.next = time.Now().Add(delay)
-		r.mu.Unlock()
+		r.unlock()
 		if !sleepCtx(ctx, delay) {
 			return
 		}
@@ -288,7 +288,7 @@ type copyRecord struct {
 func (r *Runner) awaitPrevious(ctx context.Context, sv *service, term uint64, since time.Time, log *slog.Logger) bool {
 	r.mu.Lock()
 	gather := r.gatherUntil
-	r.mu.Unlock()
+	r.unlock()
 	if !sleepCtx(ctx, time.Until(gather)) {
 		return false
 	}
@@ -298,7 +298,7 @@ func (r *Runner) awaitPrevious(ctx context.Context, sv *service, term uint64, si
 		r.mu.Lock()
 		at, why := r.startAtLocked(sv, term, since)
 		sv.next, sv.waitWhy = at, why
-		r.mu.Unlock()
+		r.unlock()
 		if !at.After(now) {
 			return true
 		}
@@ -331,7 +331,7 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 		r.mu.Lock()
 		e := r.recordServiceLocked(sv, term, cp.gen, OutcomeRunning)
 		cp.recorded = true
-		r.mu.Unlock()
+		r.unlock()
 		if err := r.cluster.Commit(ctx, ServiceLedgerName(spec.Name), e); err != nil {
 			log.Warn("services: not starting: could not record the copy in the cluster first", "err", err)
 			return 0, false
@@ -346,12 +346,12 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 	lic := proc.NewLicence(boot + ServiceLicence)
 	r.mu.Lock()
 	if ctx.Err() != nil || r.closed || r.draining {
-		r.mu.Unlock()
+		r.unlock()
 		return 0, false
 	}
 	r.workStartedLocked()
 	r.runs.Add(1)
-	r.mu.Unlock()
+	r.unlock()
 	copyCtx, stopCopy := context.WithCancel(ctx)
 	defer stopCopy()
 	defer context.AfterFunc(copyCtx, func() {
@@ -359,7 +359,7 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 		if sv.pid != 0 {
 			sv.setState(ServiceStopping, time.Now())
 		}
-		r.mu.Unlock()
+		r.unlock()
 	})()
 	renewed := make(chan struct{})
 	go func() {
@@ -379,7 +379,7 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 			r.mu.Lock()
 			sv.pid = pgid
 			sv.setState(ServiceRunning, time.Now())
-			r.mu.Unlock()
+			r.unlock()
 			log.Info("services: running", "pid", pgid)
 		},
 		OnLine: func(s proc.Stream, line string, partial bool) {
@@ -410,7 +410,7 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 		cp.recorded = false
 	}
 	r.runEndedLocked()
-	r.mu.Unlock()
+	r.unlock()
 	r.runs.Done()
 	attrs := []any{"result", exit.Result, "ran", ran.Round(time.Millisecond), "stopped", res.Stopped, "killed", res.Killed}
 	switch {
@@ -439,7 +439,7 @@ func (r *Runner) awaitMayAct(ctx context.Context, sv *service) bool {
 		r.mu.Lock()
 		sv.setState(ServiceWaiting, time.Now())
 		sv.waitWhy = "this node cannot currently act as leader"
-		r.mu.Unlock()
+		r.unlock()
 		if !sleepCtx(ctx, ServiceLicence/5) {
 			return false
 		}

@@ -14,7 +14,7 @@ import (
 // change nothing.
 func (r *Runner) UpdateServices(specs []ServiceSpec) (UpdateResult, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	jobSpecs := make([]Spec, len(r.jobs))
 	for i, j := range r.jobs {
 		jobSpecs[i] = j.spec

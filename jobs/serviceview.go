@@ -47,7 +47,7 @@ type RecordedCopy struct {
 // from any goroutine.
 func (r *Runner) Services() []ServiceStatus {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	out := make([]ServiceStatus, 0, len(r.services))
 	for _, sv := range r.services {
 		s := ServiceStatus{Name: sv.spec.Name, State: sv.state, Since: sv.since, PID: sv.pid,

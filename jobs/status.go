@@ -30,7 +30,7 @@ type JobStatus struct {
 func (r *Runner) Snapshot() []JobStatus {
 	now := time.Now()
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	out := make([]JobStatus, 0, len(r.jobs))
 	for _, j := range r.jobs {
 		s := JobStatus{
@@ -98,7 +98,7 @@ func (r *Runner) AdoptLedger(b []byte) error {
 		return err
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	r.adoptLocked(l)
 	return nil
 }
@@ -114,7 +114,7 @@ func (r *Runner) RestoreLedger(b []byte) error {
 		return err
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	for _, e := range l.Entries {
 		if e.Held {
 			r.rememberLeader(e.Term, r.cfg.Node)
@@ -165,8 +165,8 @@ func (p *publishedLedger) equal(q *publishedLedger) bool {
 }
 
 // encodeBothLocked encodes the ledger in both forms. Must hold r.mu.
-func (r *Runner) encodeBothLocked() *publishedLedger {
-	return &publishedLedger{wire: r.encodeLocked(r.runsEntryLocked), state: r.encodeLocked(r.startedLocked)}
+func (c *core) encodeBothLocked() *publishedLedger {
+	return &publishedLedger{wire: c.encodeLocked(c.runsEntryLocked), state: c.encodeLocked(c.startedLocked)}
 }
 
 // encodeLocked encodes what this node knows: per configured job its known
@@ -176,28 +176,28 @@ func (r *Runner) encodeBothLocked() *publishedLedger {
 // so (LedgerEntry.Held: runsEntryLocked for peers, startedLocked for the state
 // file). A job a truncated ledger left out is left out again (the result
 // is marked truncated). Must hold r.mu.
-func (r *Runner) encodeLocked(held func(LedgerEntry) bool) []byte {
+func (c *core) encodeLocked(held func(LedgerEntry) bool) []byte {
 	as := func(e LedgerEntry) LedgerEntry {
 		e.Held = held(e)
 		return e
 	}
-	l := Ledger{Entries: make([]LedgerEntry, 0, len(r.own)+len(r.peer))}
-	for _, j := range r.jobs {
-		if e, ok := r.knownEntry(j); ok {
+	l := Ledger{Entries: make([]LedgerEntry, 0, len(c.own)+len(c.peer))}
+	for _, j := range c.jobs {
+		if e, ok := c.knownEntry(j); ok {
 			l.Entries = append(l.Entries, as(e))
-		} else if r.unknown[j.id] {
+		} else if c.unknown[j.id] {
 			l.Truncated = true
 		}
 	}
 	// Other ids (manual runs' entries, jobs this node does not run): the
 	// newer of own and heard.
-	for id, e := range r.own {
-		if p, ok := r.peer[id]; r.byID[id] == nil && (!ok || !newer(p, e)) {
+	for id, e := range c.own {
+		if p, ok := c.peer[id]; c.byID[id] == nil && (!ok || !newer(p, e)) {
 			l.Entries = append(l.Entries, as(e))
 		}
 	}
-	for id, e := range r.peer {
-		if o, ok := r.own[id]; r.byID[id] == nil && (!ok || newer(e, o)) {
+	for id, e := range c.peer {
+		if o, ok := c.own[id]; c.byID[id] == nil && (!ok || newer(e, o)) {
 			l.Entries = append(l.Entries, as(e))
 		}
 	}
@@ -206,32 +206,32 @@ func (r *Runner) encodeLocked(held func(LedgerEntry) bool) []byte {
 
 // startedLocked reports whether this node started the run e names, not
 // yet ended as far as it knows: it led its term. Must hold r.mu.
-func (r *Runner) startedLocked(e LedgerEntry) bool {
-	return e.Outcome == OutcomeRunning && r.leaderOfLocked(e.Term) == r.cfg.Node
+func (c *core) startedLocked(e LedgerEntry) bool {
+	return e.Outcome == OutcomeRunning && c.leaderOfLocked(e.Term) == c.node
 }
 
 // runsEntryLocked reports whether this process runs the run e names, a
 // running entry of one of its jobs (runsLocked). Must hold r.mu.
-func (r *Runner) runsEntryLocked(e LedgerEntry) bool {
-	j, _ := r.jobByLedgerID(e.JobID)
-	return j != nil && e.Outcome == OutcomeRunning && r.runsLocked(j, e)
+func (c *core) runsEntryLocked(e LedgerEntry) bool {
+	j, _ := c.jobByLedgerID(e.JobID)
+	return j != nil && e.Outcome == OutcomeRunning && c.runsLocked(j, e)
 }
 
 // hearRuns files the finished runs a leader's ledger tells of in the
 // history, so every node's history shows the cluster's runs, not only its
 // own. Must hold r.mu.
-func (r *Runner) hearRuns(entries []LedgerEntry) {
+func (c *core) hearRuns(entries []LedgerEntry) {
 	for _, e := range entries {
 		if !e.Outcome.final() {
 			continue
 		}
-		j, manual := r.jobByLedgerID(e.JobID)
+		j, manual := c.jobByLedgerID(e.JobID)
 		if j == nil {
 			continue
 		}
-		r.history.Add(RunRecord{
+		c.history.Add(RunRecord{
 			Job: j.spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: e.Outcome,
-			Node: r.leaderOfLocked(e.Term), Manual: manual, Heard: true, ExitCode: -1,
+			Node: c.leaderOfLocked(e.Term), Manual: manual, Heard: true, ExitCode: -1,
 		})
 	}
 }

@@ -30,7 +30,7 @@ func (r *Runner) Trigger(name string) (RunRecord, error) {
 		return RunRecord{}, ErrNotLeading
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	var j *job
 	for _, c := range r.jobs {
 		if c.spec.Name == name {
@@ -68,7 +68,7 @@ func (r *Runner) Trigger(name string) (RunRecord, error) {
 func (r *Runner) RunByID(runID string) (RunRecord, bool) {
 	r.mu.Lock()
 	rec, ok := r.manualRuns[runID]
-	r.mu.Unlock()
+	r.unlock()
 	if ok {
 		return rec, true
 	}

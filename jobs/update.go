@@ -55,7 +55,7 @@ func (r *Runner) Update(specs []Spec) (UpdateResult, error) {
 	}
 	now := time.Now()
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	leading := r.term != 0 && !r.closed && r.leaderCtx != nil && r.leaderCtx.Err() == nil
 	m := matchJobs(r.jobs, fresh)
 	for _, c := range m.changed {

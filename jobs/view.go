@@ -41,7 +41,7 @@ func (r *Runner) Jobs(runs int) []JobView {
 		}
 		out = append(out, v)
 	}
-	r.mu.Unlock()
+	r.unlock()
 	for i := range out {
 		out[i].Runs = r.history.Runs(out[i].Name, runs)
 		if out[i].Runs == nil {
