@@ -108,6 +108,9 @@ const (
 	// effectWake: the holds on job's runs changed; its scheduling loop
 	// looks again.
 	effectWake
+	// effectHeard: a ledger was heard; services waiting for an old copy
+	// look again.
+	effectHeard
 )
 
 // effect is one thing the core decided that its driver carries out.

@@ -184,8 +184,9 @@ func newTestRunnerCfg(t *testing.T, tc testConfig, f *fakeExec) *Runner {
 func startRun(t *testing.T, r *Runner, j *job, instant time.Time, term uint64) {
 	t.Helper()
 	r.mu.Lock()
-	ctx, rec := r.startLocked(t.Context(), j, j.spec, instant, term)
-	r.mu.Unlock()
+	rec := r.startLocked(j, j.spec, instant, term)
+	ctx := r.runningLocked(t.Context(), j, &rec)
+	r.unlock()
 	go r.run(ctx, j, j.spec, rec)
 }
 

@@ -76,12 +76,17 @@ func (r *Runner) AdoptLedgerFrom(from string, holding bool, b []byte) error {
 	}
 	now := time.Now()
 	r.mu.Lock()
-	r.adoptLocked(l)
-	if from != "" && from != r.cfg.Node {
-		r.holdLocked(from, holding, l, now)
-	}
+	r.hearLocked(from, holding, l, now)
 	r.unlock()
 	return nil
+}
+
+// hearLocked is AdoptLedgerFrom's rule for l, heard from node from at now.
+func (c *core) hearLocked(from string, holding bool, l Ledger, now time.Time) {
+	c.adoptLocked(l)
+	if from != "" && from != c.node {
+		c.holdLocked(from, holding, l, now)
+	}
 }
 
 // holdLocked renews or ends from's holds per its ledger l. Must hold r.mu.
@@ -194,6 +199,22 @@ func (r *Runner) holdUntil(j *job) time.Time {
 // still be going (quiet.go) is presumed until it can no longer be, and
 // ends then.
 func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
+	// The guard before r.mu, as step does. A holder's word without the mark
+	// that came as this node stopped leading can be the holder's own
+	// heartbeat as the new leader: its runs are then its own business, not
+	// ended, and the next takeover decides about them.
+	leading := r.mayAct()
+	now := time.Now()
+	r.mu.Lock()
+	defer r.unlock()
+	if r.closed || ctx.Err() != nil {
+		return
+	}
+	r.lapseLocked(term, j, spec, now, leading)
+}
+
+// lapseLocked is lapse's rule at now; leading is the guard's answer.
+func (c *core) lapseLocked(term uint64, j *job, spec Spec, now time.Time, leading bool) {
 	type ended struct {
 		h      hold
 		e      LedgerEntry
@@ -204,39 +225,28 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 		dueAt time.Time
 	}
 	var out []ended
-	// The guard before r.mu, as step does. A holder's word without the mark
-	// that came as this node stopped leading can be the holder's own
-	// heartbeat as the new leader: its runs are then its own business, not
-	// ended, and the next takeover decides about them.
-	leading := r.mayAct()
-	now := time.Now()
-	r.mu.Lock()
-	if r.closed || ctx.Err() != nil {
-		r.unlock()
-		return
-	}
 	for _, id := range holdIDs(j) { // all that holdUntil waits for
-		h, ok := r.holds[id]
+		h, ok := c.holds[id]
 		if !ok || now.Before(h.until) {
 			continue
 		}
 		if !h.released && !h.presumed {
-			if p, ok := r.presumedLocked(j, id, now); ok && oneRun(p.entry, h.entry) {
-				r.holds[id] = p // unheard, but it may still be going
+			if p, ok := c.presumedLocked(j, id, now); ok && oneRun(p.entry, h.entry) {
+				c.holds[id] = p // unheard, but it may still be going
 				continue
 			}
 		}
-		delete(r.holds, id)
+		delete(c.holds, id)
 		if h.released {
 			if !leading {
 				continue
 			}
-			r.released[id] = h // a later word that it runs it is stale
+			c.released[id] = h // a later word that it runs it is stale
 		}
-		if !r.stillRunning(id, h.entry) {
+		if !c.stillRunning(id, h.entry) {
 			continue // a later run started, or the outcome was heard
 		}
-		x := ended{h: h, e: r.interruptLocked(j, h.entry, h.from), manual: id != j.id}
+		x := ended{h: h, e: c.interruptLocked(j, h.entry, h.from), manual: id != j.id}
 		if !x.manual && spec.RerunInterrupted && now.Sub(x.e.Instant) < graceOf(&spec) {
 			if j.pos.due.instant.IsZero() {
 				j.pos.due, x.rerun = dueStart{instant: x.e.Instant, rerun: true}, true
@@ -247,9 +257,8 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 		out = append(out, x)
 	}
 	if len(out) > 0 {
-		r.ledgerChanged()
+		c.ledgerChanged()
 	}
-	r.unlock()
 	for _, x := range out {
 		why := "jobs: node running this job is no longer heard"
 		switch {
@@ -258,7 +267,7 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 		case x.h.presumed:
 			why = "jobs: previous leader's run can no longer be going (stopped with its leadership, kill grace over)"
 		}
-		log := r.log.With("job", spec.Name, "node", x.h.from, "scheduled_at", x.e.Instant, "started_term", x.e.Term,
+		log := c.logs.With("job", spec.Name, "node", x.h.from, "scheduled_at", x.e.Instant, "started_term", x.e.Term,
 			"term", term, "manual", x.manual)
 		late := now.Sub(x.e.Instant)
 		switch {

@@ -18,26 +18,45 @@ func (r *Runner) startLeading(ctx context.Context, term uint64) {
 	if r.closed {
 		return
 	}
-	r.term = term
-	r.leadStart = now
 	r.leaderCtx = ctx
-	r.gatherUntil = time.Time{}
-	if r.timing.Gather > 0 {
-		r.gatherUntil = now.Add(r.timing.Gather)
-	}
-	r.rememberLeader(term, r.cfg.Node)
-	r.log.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(r.jobs), "gather", r.timing.Gather)
 	for _, j := range r.jobs {
 		j.runCtx, j.stopRuns = context.WithCancel(ctx)
-		r.handOverDueLocked(j) // the last leadership's loop may not have ended yet
-		j.pos = position{}
-		r.takeUpLocked(j, now)
+	}
+	r.startLeadingLocked(term, now)
+	for _, j := range r.jobs {
 		r.startLoopLocked(term, j)
 	}
 	for _, sv := range r.services {
 		r.startSupervisorLocked(ctx, term, sv, now)
 	}
 	r.ledgerChanged()
+}
+
+// startLeadingLocked takes up every job's schedule for the leadership of
+// term, begun at now: a start the last leadership still owed is handed
+// over, and each job's takeover is decided now, or when the gathering
+// window ends (takeUpLocked).
+func (c *core) startLeadingLocked(term uint64, now time.Time) {
+	c.term = term
+	c.leadStart = now
+	c.gatherUntil = time.Time{}
+	if c.timing.Gather > 0 {
+		c.gatherUntil = now.Add(c.timing.Gather)
+	}
+	c.rememberLeader(term, c.node)
+	c.logs.Info("jobs: leading; scheduling jobs", "term", term, "jobs", len(c.jobs), "gather", c.timing.Gather)
+	for _, j := range c.jobs {
+		c.handOverDueLocked(j) // the last leadership's loop may not have ended yet
+		j.pos = position{}
+		c.takeUpLocked(j, now)
+	}
+}
+
+// stopLeadingLocked ends the current leadership: no new runs.
+func (c *core) stopLeadingLocked() {
+	term := c.term
+	c.term = 0
+	c.logs.Info("jobs: stopped leading; no new runs", "term", term)
 }
 
 // startLoopLocked starts j's scheduling loop for leadership term, under

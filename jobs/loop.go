@@ -99,10 +99,15 @@ func (r *Runner) nextWake(j *job, def loopDef, gathering bool) (wake time.Time, 
 	if j.gen != def.gen {
 		return time.Time{}, false
 	}
+	return r.nextWakeLocked(j, def, time.Now(), gathering)
+}
+
+// nextWakeLocked is nextWake's rule, at now.
+func (c *core) nextWakeLocked(j *job, def loopDef, now time.Time, gathering bool) (wake time.Time, ok bool) {
 	d := j.pos.due
 	switch {
 	case d.refused:
-		j.next, wake = d.instant, time.Now().Add(guardRetry)
+		j.next, wake = d.instant, now.Add(guardRetry)
 	case !d.instant.IsZero():
 		j.next, wake = d.instant, d.instant
 	default:
@@ -110,7 +115,7 @@ func (r *Runner) nextWake(j *job, def loopDef, gathering bool) (wake time.Time, 
 		wake = j.next
 	}
 	if wake.IsZero() && !gathering {
-		r.log.Warn("jobs: schedule has no further instants", "job", def.spec.Name)
+		c.logs.Warn("jobs: schedule has no further instants", "job", def.spec.Name)
 		return time.Time{}, false
 	}
 	return wake, true
@@ -139,8 +144,14 @@ func (r *Runner) decide(ctx context.Context, term uint64, j *job, def loopDef) {
 	if r.closed || ctx.Err() != nil || j.gen != def.gen {
 		return
 	}
-	r.applyLocked(j, r.takeOver(j, j.pos.takeover, time.Now(), term))
-	r.ledgerChanged()
+	r.decideLocked(j, term, time.Now())
+}
+
+// decideLocked makes j's takeover decision at now, the end of the
+// gathering window.
+func (c *core) decideLocked(j *job, term uint64, now time.Time) {
+	c.applyLocked(j, c.takeOver(j, j.pos.takeover, now, term))
+	c.ledgerChanged()
 }
 
 // verdict is what step decided about a start, for the log: written after
@@ -166,30 +177,41 @@ func (r *Runner) step(ctx context.Context, term uint64, j *job, def loopDef) {
 		r.unlock()
 		return
 	}
+	rec, _, start := r.stepLocked(j, def, term, now, canAct)
+	var runCtx context.Context
+	if start {
+		runCtx = r.runningLocked(ctx, j, &rec)
+	}
+	r.unlock()
+	if start {
+		go r.run(runCtx, j, def.spec, rec)
+	}
+}
+
+// stepLocked is step's rule at now, canAct the guard's answer: the start
+// j owes, decided (judgeLocked) and, if made, recorded running (the
+// driver then runs rec; rerun marks the second run of an interrupted
+// instant). The verdicts are logged.
+func (c *core) stepLocked(j *job, def loopDef, term uint64, now time.Time, canAct bool) (rec RunRecord, rerun, start bool) {
 	d := j.pos.due
 	if d.instant.IsZero() {
 		next := def.sched.Next(j.pos.cursor)
 		if next.IsZero() || next.After(now) {
-			r.unlock()
-			return
+			return RunRecord{}, false, false
 		}
 		d.instant = next
 	}
-	vs, start := r.judgeLocked(j, def, d, now, canAct)
-	var runCtx context.Context
-	var rec RunRecord
+	vs, start := c.judgeLocked(j, def, d, now, canAct)
 	if start {
-		runCtx, rec = r.startLocked(ctx, j, def.spec, j.pos.due.instant, term)
+		rerun = j.pos.due.rerun
+		rec = c.startLocked(j, def.spec, j.pos.due.instant, term)
 		j.accountLocked(rec.ScheduledAt)
 	}
-	r.unlock()
-	log := r.log.With("job", def.spec.Name, "term", term)
+	log := c.logs.With("job", def.spec.Name, "term", term)
 	for _, v := range vs {
 		log.Log(context.Background(), v.level, v.msg, v.attrs...)
 	}
-	if start {
-		go r.run(runCtx, j, def.spec, rec)
-	}
+	return rec, rerun, start
 }
 
 // judgeLocked is step's rule for the due start d at now: the verdicts to
@@ -319,24 +341,31 @@ func (c *core) handOverDueLocked(j *job) {
 		"job", j.spec.Name, "scheduled_at", d.instant, "rerun", d.rerun, "refused", d.refused, "term", j.pos.term)
 }
 
-// startLocked starts the run of instant (j.pos.due): its ledger entry
-// first (Cluster.Publish announces it), then the run's goroutine, which the
-// caller starts with the returned context and record once r.mu is
-// released. Must hold r.mu.
-func (r *Runner) startLocked(ctx context.Context, j *job, spec Spec, instant time.Time, term uint64) (context.Context, RunRecord) {
+// startLocked records the run of instant (j.pos.due) running: its ledger
+// entry first (the ledger changed: Cluster.Publish announces it), and
+// returns its record for the driver to run.
+func (c *core) startLocked(j *job, spec Spec, instant time.Time, term uint64) RunRecord {
 	instant = instant.UTC() // one spelling of the key in ledger, logs and LANLEADER_SCHEDULED_AT
-	r.runStartedLocked(j)
-	delete(r.unknown, j.id) // our own entry is now the latest word
-	r.own[j.id] = LedgerEntry{JobID: j.id, Instant: instant, Outcome: OutcomeRunning, Term: term}
-	j.schedRuns = append(j.schedRuns, r.own[j.id])
+	c.runStartedLocked(j)
+	delete(c.unknown, j.id) // our own entry is now the latest word
+	c.own[j.id] = LedgerEntry{JobID: j.id, Instant: instant, Outcome: OutcomeRunning, Term: term}
+	j.schedRuns = append(j.schedRuns, c.own[j.id])
+	c.ledgerChanged()
+	return RunRecord{Job: spec.Name, ScheduledAt: instant, Term: term}
+}
+
+// runningLocked gives rec, a run the core started, its id and returns the
+// context to run it under, counted in r's wait groups; the caller starts
+// its goroutine once r.mu is released. Must hold r.mu.
+func (r *Runner) runningLocked(ctx context.Context, j *job, rec *RunRecord) context.Context {
+	rec.RunID = newRunID()
 	r.wg.Add(1)
 	r.runs.Add(1)
-	r.ledgerChanged()
 	runCtx := j.runCtx // the job's, not the loop's: a reload's loop restart must not stop runs
 	if runCtx == nil {
 		runCtx = ctx // started outside a leadership (tests)
 	}
-	return runCtx, RunRecord{Job: spec.Name, RunID: newRunID(), ScheduledAt: instant, Term: term}
+	return runCtx
 }
 
 // sameInstant reports whether e is an entry of j's scheduled run of

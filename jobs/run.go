@@ -247,12 +247,29 @@ func (r *Runner) finish(j *job, rec RunRecord) {
 		r.log.Info("jobs: run finished", attrs...)
 	}
 	r.mu.Lock()
+	r.finishLocked(j, rec)
+	r.unlock()
+	if r.cfg.OnRunFinished != nil {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					r.log.Error("jobs: OnRunFinished panicked", "job", rec.Job, "panic", fmt.Sprint(p))
+				}
+			}()
+			r.cfg.OnRunFinished(rec)
+		}()
+	}
+}
+
+// finishLocked records the end of rec, a run of j: its ledger entry (if
+// it still names this run), last run, history.
+func (c *core) finishLocked(j *job, rec RunRecord) {
 	j.active--
-	if j.active == 0 && r.gone[j.spec.Name] == j {
-		delete(r.gone, j.spec.Name) // its last run: nothing to take back
+	if j.active == 0 && c.gone[j.spec.Name] == j {
+		delete(c.gone, j.spec.Name) // its last run: nothing to take back
 	}
 	j.last = &rec
-	delete(r.manualRuns, rec.RunID)
+	delete(c.manualRuns, rec.RunID)
 	if !rec.Manual {
 		if i := slices.IndexFunc(j.schedRuns, func(e LedgerEntry) bool {
 			return e.Term == rec.Term && e.Instant.Equal(rec.ScheduledAt)
@@ -267,24 +284,13 @@ func (r *Runner) finish(j *job, rec RunRecord) {
 	// The ledger names one run per id, the newest: with overlap: allow an
 	// older run (or a run of the same instant under an older term) ends
 	// while a newer one goes on, and must not overwrite its entry.
-	if e, ok := r.own[id]; ok && oneRun(e, LedgerEntry{Instant: rec.ScheduledAt, Term: rec.Term}) {
+	if e, ok := c.own[id]; ok && oneRun(e, LedgerEntry{Instant: rec.ScheduledAt, Term: rec.Term}) {
 		e.Outcome = rec.Outcome
-		r.own[id] = e
-		r.ledgerChanged()
+		c.own[id] = e
+		c.ledgerChanged()
 	}
-	r.runEndedLocked() // after the ledger shows the outcome: a release carries it
-	r.unlock()
-	r.history.Add(rec)
-	if r.cfg.OnRunFinished != nil {
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					r.log.Error("jobs: OnRunFinished panicked", "job", rec.Job, "panic", fmt.Sprint(p))
-				}
-			}()
-			r.cfg.OnRunFinished(rec)
-		}()
-	}
+	c.runEndedLocked() // after the ledger shows the outcome: a release carries it
+	c.history.Add(rec)
 }
 
 // trigger is LANLEADER_TRIGGER: what started the run.

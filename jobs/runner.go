@@ -217,10 +217,8 @@ func (r *Runner) Callbacks() election.Callbacks {
 		OnStartedLeading: r.startLeading,
 		OnStoppedLeading: func() {
 			r.mu.Lock()
-			term := r.term
-			r.term = 0
+			r.stopLeadingLocked()
 			r.unlock()
-			r.log.Info("jobs: stopped leading; no new runs", "term", term)
 		},
 		OnNewLeader: func(l election.LeaderInfo) {
 			r.mu.Lock()
@@ -388,6 +386,8 @@ func (r *Runner) unlock() {
 			r.cluster.SetHolding(e.holding)
 		case effectWake:
 			wake(e.job)
+		case effectHeard:
+			r.wakeServicesLocked()
 		}
 	}
 	r.mu.Unlock()

@@ -60,8 +60,11 @@ func (r *Runner) Snapshot() []JobStatus {
 // votes, Ledger messages), so what one node heard reaches the next leader.
 // The state file keeps StateLedger instead. It never blocks on the
 // Runner's lock, so Cluster.Publish may call it.
-func (r *Runner) Ledger() []byte {
-	if p := r.published.Load(); p != nil {
+func (r *Runner) Ledger() []byte { return r.wireLedger() }
+
+// wireLedger is the ledger as this node tells it (Ledger).
+func (c *core) wireLedger() []byte {
+	if p := c.published.Load(); p != nil {
 		return p.wire
 	}
 	return Ledger{}.Encode()
@@ -72,8 +75,11 @@ func (r *Runner) Ledger() []byte {
 // process or, as RestoreLedger said, a previous one) marked held, so that
 // the next process, which runs none of them, knows who led their terms.
 // Peers get Ledger. Like Ledger it never blocks on the Runner's lock.
-func (r *Runner) StateLedger() []byte {
-	if p := r.published.Load(); p != nil {
+func (r *Runner) StateLedger() []byte { return r.stateLedger() }
+
+// stateLedger is the ledger as this node keeps it (StateLedger).
+func (c *core) stateLedger() []byte {
+	if p := c.published.Load(); p != nil {
 		return p.state
 	}
 	return Ledger{}.Encode()
@@ -115,42 +121,47 @@ func (r *Runner) RestoreLedger(b []byte) error {
 	}
 	r.mu.Lock()
 	defer r.unlock()
-	for _, e := range l.Entries {
-		if e.Held {
-			r.rememberLeader(e.Term, r.cfg.Node)
-		}
-	}
-	r.adoptLocked(l)
+	r.restoreLocked(l)
 	return nil
 }
 
+// restoreLocked is RestoreLedger's rule for l.
+func (c *core) restoreLocked(l Ledger) {
+	for _, e := range l.Entries {
+		if e.Held {
+			c.rememberLeader(e.Term, c.node)
+		}
+	}
+	c.adoptLocked(l)
+}
+
 // adoptLocked merges l (AdoptLedger). Must hold r.mu.
-func (r *Runner) adoptLocked(l Ledger) {
+func (c *core) adoptLocked(l Ledger) {
 	named := make(map[uint64]bool, len(l.Entries))
-	r.hearRuns(l.Entries)
+	c.hearRuns(l.Entries)
 	for _, e := range l.Entries {
 		named[e.JobID] = true
-		r.inheritLocked(e)
-		delete(r.unknown, e.JobID)
+		c.inheritLocked(e)
+		delete(c.unknown, e.JobID)
 		e.Held = false // its sender's word about itself (holdLocked)
-		if cur, ok := r.peer[e.JobID]; !ok || !newer(cur, e) {
-			r.peer[e.JobID] = e
+		if cur, ok := c.peer[e.JobID]; !ok || !newer(cur, e) {
+			c.peer[e.JobID] = e
 		}
 	}
 	if l.Truncated {
 		// Left out to fit: what its sender knows of these jobs is unknown.
 		// What this node heard before stays: it is still true, and step
 		// must never start again an instant it names.
-		for _, j := range r.jobs {
+		for _, j := range c.jobs {
 			if !named[j.id] {
-				r.unknown[j.id] = true
+				c.unknown[j.id] = true
 			}
 		}
 	}
-	if p := r.published.Load(); p == nil || !p.equal(r.encodeBothLocked()) {
-		r.ledgerChanged()
+	if p := c.published.Load(); p == nil || !p.equal(c.encodeBothLocked()) {
+		c.ledgerChanged()
 	}
-	r.wakeServicesLocked()
+	c.emit(effect{kind: effectHeard})
 }
 
 // publishedLedger is the ledger as published at its last change: how this
