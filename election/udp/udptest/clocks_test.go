@@ -72,7 +72,7 @@ func TestSuspendIsAPause(t *testing.T) {
 func TestSuspendedLeaderWakesAfterItsSuccessorDied(t *testing.T) {
 	c := protocol.DefaultLANConfig()
 	for _, seed := range seeds(t, 50) {
-		s := New(Options{Seed: seed, Link: LAN, Jobs: &Jobs{Every: c.Interval, Gather: c.Timings().Gather, Strict: true}}, nodeIDs(3)...)
+		s := New(Options{Seed: seed, Link: LAN, Jobs: &Jobs{Every: time.Second, Gather: c.Timings().Gather, Strict: true}}, nodeIDs(3)...)
 		old, err := elect(s, 10*time.Second)
 		require.NoError(t, err, "seed %d", seed)
 		s.Run(time.Duration(s.Rand().Int64N(int64(c.Interval))))

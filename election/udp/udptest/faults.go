@@ -133,7 +133,7 @@ func (s *Sim) Pause(id string) {
 }
 
 // Resume thaws id. What waited — the deliveries in its socket buffer and
-// its overdue tick — is handled one event each (the job model and the
+// its overdue tick — is handled one event each (the job rules and the
 // invariants run between them), in the order they queued, with the tick
 // drawn at any place among them: a real process's packet goroutine may
 // read any number of queued packets before its timer goroutine ticks. The

@@ -1,102 +1,164 @@
 package udptest
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/election/udp"
+	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/jobs"
 )
 
-// A model of the job runner on every simulated node, for the invariant the
-// runner builds on the protocol: no scheduled instant is ever started
-// twice. One job is due every Jobs.Every. Each node keeps a pool: the
-// newest instant it knows started (its own, or heard in any payload). The
-// pool survives crashes, as the state file does; a paused process keeps
-// all it had, its runs waiting at the gate included. A leader:
+// The job runner's own rules (jobs.Core, the core jobs.Runner drives) on
+// every simulated node, for the invariants the runner builds on the
+// protocol. Each node runs one job, "@every Jobs.Every", through a
+// simulated driver that does what the Runner does around the same core:
 //
-//   - on taking over, waits Jobs.Gather before deciding whether the latest
-//     instant up to the takeover was missed (run-once) and, with
-//     Jobs.Rerun, whether to run again the newest instant another process
-//     started (rerun_interrupted, as if every run outlasted a failover);
-//     instants due after the takeover fire on time;
-//   - fires an instant only if it is newer than its pool and it may act as
-//     leader; it records the instant in its pool and publishes it;
-//   - starts it once the protocol says the payload is committed and this
-//     node may act (Committed: quorum mode, a majority acked it within
-//     the lease; otherwise, the heartbeat was sent), then asks
-//     CanActAsLeader again, as the runner asks its guard before it execs.
+//   - leadership: StartLeading with the term the protocol's status shows,
+//     StopLeading when it no longer leads (its runs, on_leader_loss:
+//     cancel, end cancelled at once, as a stopped process would);
+//   - the ledger: the core's Ledger is the node's payload (Publish while
+//     leading, SetPayload otherwise), every payload heard is handed to
+//     Hear with its sender and FlagHolding, SetHolding follows the core's
+//     Holding; the StateLedger survives crashes, as the state file does;
+//   - time: Tick after every event, at the node's own clock, with the
+//     guard's answer (CanActAsLeader);
+//   - the gate: a start waits until the protocol says the payload version
+//     carrying its entry is Committed; then the guard is asked again
+//     (CanActAsLeader, and the leadership it was decided in must still be
+//     the node's), as the Runner asks right before exec; a start refused
+//     there is NotStarted. A run lasts Jobs.RunFor, then Ended ok.
 //
-// A rerun is an instant's second start by design; any start after it is a
-// duplicate. Legacy models the runner before gathering: no window, and
-// only leaders' payloads (heartbeat, answer, resign) are heard.
+// Invariants, after every event: no instant is started twice (Strict):
+// a start that is not a rerun is an instant's only one, and a rerun
+// (rerun_interrupted) starts only an instant none of whose runs completed
+// and none of which may still be going (a run's process goes on for
+// RunFor whatever its node does, until a crash or its cancellation kills
+// it); no start is decided while the node may not act.
 
-// Jobs configures the job model (Options.Jobs).
+// Jobs configures the job runner on the simulated nodes (Options.Jobs).
 type Jobs struct {
-	// Every is the job's period; zero means 1 s.
+	// Every is the job's period, rounded up to whole seconds (@every);
+	// zero means 1 s.
 	Every time.Duration
-	// Gather is the new leader's gathering window; Legacy ignores it.
+	// Gather is the new leader's gathering window
+	// (jobs.ClusterTiming.Gather); Legacy ignores it.
 	Gather time.Duration
-	// Legacy models the runner before gathering (see above).
+	// Legacy runs the rules as the runner before gathering did: no window,
+	// and only leaders' payloads (heartbeat, answer, resign) are heard.
 	Legacy bool
 	// Strict makes a duplicate start an invariant violation (quorum mode:
 	// always; otherwise only where the run was clean).
 	Strict bool
-	// Rerun models rerun_interrupted (see above).
+	// Rerun sets the job's rerun_interrupted.
 	Rerun bool
+	// RunFor is how long a run lasts (zero: it ends as it starts).
+	RunFor time.Duration
+	// Break, if set, is called with each node's spec before its core is
+	// built: a test's deliberate misconfiguration.
+	Break func(*jobs.Spec)
 }
 
-// JobStats are the job model's figures.
+// JobStats are the job runner's figures.
 type JobStats struct {
-	// Starts counts instants started; Duplicates, starts of an instant
-	// already started elsewhere (or before); Reruns, second starts of
-	// instants by a new leader (Jobs.Rerun).
+	// Starts counts runs started (past the gate and the guard);
+	// Duplicates, starts of an instant already started elsewhere (or
+	// before); Reruns, second starts of interrupted instants.
 	Starts, Duplicates, Reruns int
+	// NotStarted counts starts the gate or the guard refused.
+	NotStarted int
 	// Failovers counts leaderships after the first.
 	Failovers int
 }
 
-// jobNode is one node's model runner.
+// jobName is the simulated job's name.
+const jobName = "tick"
+
+// jobNode is one node's driver of its core.
 type jobNode struct {
-	pool     int64 // newest instant index known started; survives crashes
-	inc      uint64
-	set      []byte // payload last handed to this life's Node
-	leading  bool
-	term     uint64
-	takeover time.Time
-	decided  bool
-	cursor   int64
-	// own is the newest instant this process fired; prior, while a
-	// leadership gathers, the newest instant due before its takeover that
-	// another process started (Jobs.Rerun).
-	own, prior int64
-	pending    []pendingStart
+	core  *jobs.Core
+	inc   uint64
+	state []byte // StateLedger: survives crashes
+	set   []byte // payload last handed to this life's Node
+	// term is the leadership the core was told of (0: not leading).
+	term    uint64
+	pending []gated
+	running []running
 }
 
-type pendingStart struct {
-	instant int64
-	ver     uint64
-	rerun   bool
+// gated is a start waiting for its entry to be committed.
+type gated struct {
+	start jobs.Start
+	ver   uint64
 }
 
-// jobModel is the Sim's job model state.
+// running is a run in progress until end.
+type running struct {
+	start jobs.Start
+	end   time.Time
+}
+
+// jobModel is the Sim's job runner state.
 type jobModel struct {
 	cfg    Jobs
+	spec   jobs.Spec
+	timing jobs.ClusterTiming
 	nodes  map[string]*jobNode
-	starts map[int64]string // instant → node that started it (or reran it first)
+	// starts: instant index → node that started it first; runs: what
+	// became of its runs.
+	starts map[int64]string
+	runs   map[int64]*instantRuns
 	stats  JobStats
 	leads  int
 }
 
-func newJobModel(cfg Jobs) *jobModel {
-	if cfg.Every == 0 {
-		cfg.Every = time.Second
-	}
-	return &jobModel{cfg: cfg, nodes: map[string]*jobNode{}, starts: map[int64]string{}}
+// instantRuns is what became of one instant's runs.
+type instantRuns struct {
+	completed bool
+	// live are the runs that may still be going: their node and when
+	// their process ends by itself (sim time).
+	live []liveRun
 }
 
-// JobStats returns the job model's figures (zero without Options.Jobs).
+type liveRun struct {
+	node string
+	end  time.Time
+}
+
+// liveAt drops the runs of r that ended by now and reports whether any
+// may still be going.
+func (r *instantRuns) liveAt(now time.Time) bool {
+	r.live = slices.DeleteFunc(r.live, func(l liveRun) bool { return !now.Before(l.end) })
+	return len(r.live) > 0
+}
+
+// killed records that node's runs of instant k stopped (crash, cancel).
+func (m *jobModel) killed(node string, k int64) {
+	if r := m.runs[k]; r != nil {
+		r.live = slices.DeleteFunc(r.live, func(l liveRun) bool { return l.node == node })
+	}
+}
+
+func newJobModel(cfg Jobs, base protocol.Config) *jobModel {
+	cfg.Every = max(time.Second, (cfg.Every + time.Second - 1).Truncate(time.Second))
+	spec := jobs.Spec{Name: jobName, Schedule: "@every " + cfg.Every.String(), Command: []string{"true"},
+		RerunInterrupted: cfg.Rerun, KillGrace: time.Second}
+	if cfg.Break != nil {
+		cfg.Break(&spec)
+	}
+	gather := cfg.Gather
+	if cfg.Legacy {
+		gather = 0
+	}
+	return &jobModel{
+		cfg: cfg, spec: spec, nodes: map[string]*jobNode{}, starts: map[int64]string{}, runs: map[int64]*instantRuns{},
+		timing: jobs.ClusterTiming{Gather: gather, HoldLapse: base.Timings().Hold, Succession: udp.SuccessionFor(base.ClusterSize)},
+	}
+}
+
+// JobStats returns the job runner's figures (zero without Options.Jobs).
 func (s *Sim) JobStats() JobStats {
 	if s.jobs == nil {
 		return JobStats{}
@@ -104,20 +166,11 @@ func (s *Sim) JobStats() JobStats {
 	return s.jobs.stats
 }
 
-func encodePool(k int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(k)) }
-
-func decodePool(p []byte) (int64, bool) {
-	if len(p) != 8 {
-		return 0, false
-	}
-	return int64(binary.BigEndian.Uint64(p)), true
-}
-
 // index is the instant index of t (instants at multiples of Every since
-// the sim's start).
+// the sim's start, itself a multiple of every whole-second period up to 5 s).
 func (m *jobModel) index(s *Sim, t time.Time) int64 { return int64(t.Sub(s.start) / m.cfg.Every) }
 
-// step runs every node's model after an event.
+// step drives every node's core after an event.
 func (m *jobModel) step(s *Sim) {
 	for _, id := range s.ids {
 		sn := s.nodes[id]
@@ -127,153 +180,197 @@ func (m *jobModel) step(s *Sim) {
 			m.nodes[id] = jn
 		}
 		if !sn.up {
-			jn.leading, jn.pending = false, nil
+			for _, r := range jn.running {
+				m.killed(id, m.index(s, r.start.Instant))
+			}
+			jn.core, jn.term, jn.pending, jn.running = nil, 0, nil, nil // the process and its runs died
 			continue
 		}
 		if sn.paused {
 			continue // stalled: nothing runs, nothing is forgotten
 		}
-		if jn.inc != sn.inc { // a new process life: memory lost, pool kept
-			jn.inc, jn.set, jn.leading, jn.pending, jn.own = sn.inc, nil, false, nil, 0
+		if jn.core == nil || jn.inc != sn.inc {
+			m.boot(s, sn, jn)
 		}
-		m.hear(s, sn, jn)
-		m.lead(s, sn, jn)
-		if p := encodePool(jn.pool); !slices.Equal(p, jn.set) {
-			jn.set = p
-			if jn.leading {
-				sn.n.Publish(s.nodeNow(sn), p)
-			} else {
-				sn.n.SetPayload(p)
-			}
-		}
-		m.settle(s, sn, jn)
+		m.drive(s, sn, jn)
 		for _, e := range sn.n.Ready() {
 			s.send(sn.id, e)
 		}
 	}
 }
 
-// hear merges every payload the node received into its pool.
-func (m *jobModel) hear(s *Sim, sn *simNode, jn *jobNode) {
-	for _, h := range sn.n.Payloads() {
-		if m.cfg.Legacy && h.Type != 1 && h.Type != 3 && h.Type != 5 { // heartbeat, resign, answer
-			continue
-		}
-		k, ok := decodePool(h.Payload)
-		if !ok {
-			continue
-		}
-		jn.pool = max(jn.pool, k)
-		if jn.leading && !jn.decided && k > jn.prior && k != jn.own && k <= m.index(s, jn.takeover) {
-			jn.prior = k
-		}
-	}
-}
-
-// lead follows leadership changes and fires due instants.
-func (m *jobModel) lead(s *Sim, sn *simNode, jn *jobNode) {
-	st := sn.n.Status()
-	leading := st.Role == election.Leader
-	if !leading {
-		jn.leading, jn.pending = false, nil
+// boot builds a new process life's core from the node's state.
+func (m *jobModel) boot(s *Sim, sn *simNode, jn *jobNode) {
+	c, err := jobs.NewCore(sn.id, []jobs.Spec{m.spec}, m.timing)
+	if err != nil {
+		s.fail("%s: job core: %v", sn.id, err)
 		return
 	}
-	if !jn.leading || jn.term != st.Leader.Term {
+	if jn.state != nil {
+		if err := c.Restore(jn.state); err != nil {
+			s.fail("%s: restore the job ledger: %v", sn.id, err)
+		}
+	}
+	jn.core, jn.inc, jn.set, jn.term, jn.pending, jn.running = c, sn.inc, nil, 0, nil, nil
+}
+
+// drive hands the core what happened and carries out what it decides.
+func (m *jobModel) drive(s *Sim, sn *simNode, jn *jobNode) {
+	now := s.nodeNow(sn)
+	c := jn.core
+	for _, h := range sn.n.Payloads() {
+		if m.cfg.Legacy && h.Type != protocol.Heartbeat && h.Type != protocol.Resign && h.Type != protocol.Answer {
+			continue
+		}
+		if err := c.Hear(now, h.From, h.Holding, h.Payload); err != nil {
+			s.fail("%s: ledger from %s: %v", sn.id, h.From, err)
+		}
+	}
+	st := sn.n.Status()
+	leading := st.Role == election.Leader
+	if jn.term != 0 && (!leading || st.Leader.Term != jn.term) {
+		m.stopLeading(s, sn, jn)
+	}
+	if leading && jn.term == 0 {
 		m.leads++
 		if m.leads > 1 {
 			m.stats.Failovers++
 		}
-		jn.leading, jn.term, jn.takeover, jn.decided = true, st.Leader.Term, s.now, false
-		jn.cursor = m.index(s, s.now)
-		jn.pending = nil
-		jn.prior = 0
-		if jn.pool != jn.own {
-			jn.prior = jn.pool
+		jn.term = st.Leader.Term
+		c.StartLeading(now, jn.term)
+	}
+	mayAct := sn.n.CanActAsLeader(now)
+	starts := c.Tick(now, mayAct)
+	if len(starts) > 0 && !mayAct {
+		s.fail("%s: the job core started instant %v while this node may not act as leader", sn.id, starts[0].Instant)
+	}
+	m.apply(s, sn, jn)
+	for _, st := range starts {
+		jn.pending = append(jn.pending, gated{start: st, ver: sn.n.PayloadVersion()})
+		s.logf("%s job decides instant %d (term %x, rerun %v)", sn.id, m.index(s, st.Instant), st.Term, st.Rerun)
+	}
+	m.settle(s, sn, jn, now)
+	for range 8 { // what an ended run changed
+		if !m.apply(s, sn, jn) {
+			break
 		}
 	}
-	gather := m.cfg.Gather
-	if m.cfg.Legacy {
-		gather = 0
-	}
-	if !jn.decided && !s.now.Before(jn.takeover.Add(gather)) {
-		jn.decided = true
-		if m.cfg.Rerun && jn.prior > 0 {
-			m.fire(s, sn, jn, jn.prior, true) // another process's run, interrupted
-		}
-		if k := m.index(s, jn.takeover); k > jn.pool && k > 0 {
-			m.fire(s, sn, jn, k, false) // run-once of the instant missed in the failover
-		}
-	}
-	for k := jn.cursor + 1; k <= m.index(s, s.now); k++ {
-		jn.cursor = k
-		if k > jn.pool {
-			m.fire(s, sn, jn, k, false)
-		}
-	}
+	jn.state = c.StateLedger()
 }
 
-// fire records instant k and queues its start for when it is committed.
-func (m *jobModel) fire(s *Sim, sn *simNode, jn *jobNode, k int64, rerun bool) {
-	if !sn.n.CanActAsLeader(s.nodeNow(sn)) {
-		return
+// stopLeading tells the core this node no longer leads: its runs
+// (on_leader_loss: cancel) end cancelled, its gated starts do not start.
+func (m *jobModel) stopLeading(s *Sim, sn *simNode, jn *jobNode) {
+	for _, g := range jn.pending {
+		m.stats.NotStarted++
+		jn.core.NotStarted(g.start, "the leadership it was decided in ended")
 	}
-	jn.pool, jn.own = max(jn.pool, k), k
-	p := encodePool(jn.pool)
-	jn.set = p
-	sn.n.Publish(s.nodeNow(sn), p)
-	jn.pending = append(jn.pending, pendingStart{instant: k, ver: sn.n.PayloadVersion(), rerun: rerun})
-	s.logf("%s job fires instant %d (term %x, rerun %v)", sn.id, k, jn.term, rerun)
+	for _, r := range jn.running {
+		m.killed(sn.id, m.index(s, r.start.Instant))
+		jn.core.Ended(r.start, jobs.OutcomeCancelled)
+	}
+	jn.pending, jn.running = nil, nil
+	jn.core.StopLeading()
+	jn.term = 0
 }
 
-// settle starts the pending instants whose record is committed, asking
-// CanActAsLeader again right before (the runner's guard before exec).
-func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode) {
+// apply carries out the core's Ready: the ledger to the node's payload,
+// holding; it reports whether there was anything.
+func (m *jobModel) apply(s *Sim, sn *simNode, jn *jobNode) bool {
+	rd := jn.core.Ready()
+	now := s.nodeNow(sn)
+	if p := jn.core.Ledger(); rd.Published || !slices.Equal(p, jn.set) {
+		jn.set = p
+		if jn.term != 0 {
+			sn.n.Publish(now, p)
+		} else {
+			sn.n.SetPayload(p)
+		}
+	}
+	for _, h := range rd.Holding {
+		sn.n.SetHolding(now, h)
+	}
+	for _, l := range rd.Logs {
+		s.logf("%s %s %v", sn.id, l.Msg, l.Attrs)
+	}
+	return rd.Published || len(rd.Holding) > 0 || len(rd.Logs) > 0
+}
+
+// settle starts the gated starts whose entry is committed, asking the
+// guard again right before (the Runner's check before exec), and ends the
+// runs whose time is up.
+func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode, now time.Time) {
 	keep := jn.pending[:0]
-	for _, p := range jn.pending {
-		if !sn.n.Committed(s.nodeNow(sn), p.ver) {
-			keep = append(keep, p)
-			continue
+	for _, g := range jn.pending {
+		switch {
+		case !sn.n.Committed(now, g.ver):
+			keep = append(keep, g)
+		case g.start.Term != jn.term || !sn.n.CanActAsLeader(now):
+			m.stats.NotStarted++
+			jn.core.NotStarted(g.start, "this node cannot currently act as leader")
+		default:
+			m.start(s, sn, g.start)
+			jn.running = append(jn.running, running{start: g.start, end: now.Add(m.cfg.RunFor)})
 		}
-		if !sn.n.CanActAsLeader(s.nodeNow(sn)) {
-			continue // refused: not started
-		}
-		m.start(s, sn, p.instant, p.rerun)
 	}
 	jn.pending = keep
+	left := jn.running[:0]
+	for _, r := range jn.running {
+		if now.Before(r.end) {
+			left = append(left, r)
+			continue
+		}
+		if ir := m.runs[m.index(s, r.start.Instant)]; ir != nil {
+			ir.completed = true
+		}
+		jn.core.Ended(r.start, jobs.OutcomeOK)
+	}
+	jn.running = left
 }
 
-func (m *jobModel) start(s *Sim, sn *simNode, k int64, rerun bool) {
-	id := sn.id
+// start records st, started by sn, and checks that no instant starts twice.
+func (m *jobModel) start(s *Sim, sn *simNode, st jobs.Start) {
+	id, k := sn.id, m.index(s, st.Instant)
 	m.stats.Starts++
-	if rerun {
+	if st.Rerun {
 		m.stats.Reruns++
-		if _, ok := m.starts[k]; !ok {
-			m.starts[k] = id
-		}
-		s.logf("%s job reruns instant %d", id, k)
-		return
 	}
-	if prev, dup := m.starts[k]; dup {
+	r := m.runs[k]
+	if r == nil {
+		r = &instantRuns{}
+		m.runs[k] = r
+	}
+	prev, started := m.starts[k]
+	if !started {
+		m.starts[k] = id
+	}
+	switch live := r.liveAt(s.now); {
+	case started && !st.Rerun, r.completed, live:
 		m.stats.Duplicates++
-		s.logf("DUPLICATE: instant %d started by %s and %s", k, prev, id)
+		s.logf("DUPLICATE: instant %d started by %s and %s (rerun %v, completed %v, still going %v)", k, prev, id, st.Rerun, r.completed, live)
 		// Without quorum, as for exclusion (invariants.go), a node still
 		// reading what queued during a stall does not know yet that it
 		// was succeeded.
 		if m.cfg.Strict && (s.opts.Base.ClusterSize > 0 || !s.inv.dirty && len(sn.waking) == 0) {
 			s.fail("instant %d started twice: by %s and by %s", k, prev, id)
 		}
-		return
+	default:
+		s.logf("%s job starts instant %d (rerun %v)", id, k, st.Rerun)
 	}
-	m.starts[k] = id
-	s.logf("%s job starts instant %d", id, k)
+	r.live = append(r.live, liveRun{node: id, end: s.now.Add(m.cfg.RunFor)})
 }
 
 // add adds o's figures to j's.
 func (j *JobStats) add(o JobStats) {
-	j.Starts, j.Duplicates, j.Reruns, j.Failovers = j.Starts+o.Starts, j.Duplicates+o.Duplicates, j.Reruns+o.Reruns, j.Failovers+o.Failovers
+	j.Starts += o.Starts
+	j.Duplicates += o.Duplicates
+	j.Reruns += o.Reruns
+	j.NotStarted += o.NotStarted
+	j.Failovers += o.Failovers
 }
 
 // String summarizes the figures.
 func (j JobStats) String() string {
-	return fmt.Sprintf("%d starts (%d reruns), %d duplicates, %d failovers", j.Starts, j.Reruns, j.Duplicates, j.Failovers)
+	return fmt.Sprintf("%d starts (%d reruns), %d duplicates, %d not started at the gate, %d failovers",
+		j.Starts, j.Reruns, j.Duplicates, j.NotStarted, j.Failovers)
 }

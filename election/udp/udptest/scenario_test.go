@@ -65,7 +65,7 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	// extra traffic would change these seeds' runs.)
 	var jobs *Jobs
 	if quorum {
-		jobs = &Jobs{Every: time.Duration(1+shape.IntN(5)) * base.Interval, Gather: base.Timings().Gather, Strict: true}
+		jobs = &Jobs{Every: time.Duration(1+shape.IntN(3)) * time.Second, Gather: base.Timings().Gather, Strict: true}
 	}
 	// In half the quorum runs up to half the nodes, the last ones, are
 	// witnesses: voters that never lead (whatever their priority).

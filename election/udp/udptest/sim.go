@@ -68,7 +68,8 @@ type Options struct {
 	ClockRates map[string]float64
 	// NoCheck turns off invariant checks after every event (benchmarks).
 	NoCheck bool
-	// Jobs, if set, runs the job model (jobs.go) on every node.
+	// Jobs, if set, runs the job runner's rules (jobs.Core, jobs.go) on
+	// every node.
 	Jobs *Jobs
 	// StateFiles gives every node a state file (state.go): its Durable is
 	// saved as the udp adapter saves it, and a restarted node resumes from
@@ -198,7 +199,7 @@ func New(opts Options, ids ...string) *Sim {
 	}
 	s.inv.init()
 	if opts.Jobs != nil {
-		s.jobs = newJobModel(*opts.Jobs)
+		s.jobs = newJobModel(*opts.Jobs, opts.Base)
 	}
 	s.checkLinkClean()
 	for _, id := range ids {

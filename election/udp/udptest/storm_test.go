@@ -23,7 +23,7 @@ func stormSim(seed, salt uint64, trace bool) (s *Sim, c protocol.Config, ids []s
 	}
 	c.SelfEcho = shape.IntN(2) == 0
 	ids = nodeIDs(2 + shape.IntN(4))
-	jobs := &Jobs{Every: time.Duration(1+shape.IntN(5)) * c.Interval, Gather: c.Timings().Gather, Strict: true}
+	jobs := &Jobs{Every: time.Duration(1+shape.IntN(3)) * time.Second, Gather: c.Timings().Gather, Strict: true}
 	s = New(Options{Seed: seed, Base: c, Link: LAN, Trace: trace, Probes: shape.IntN(2) == 0, Jobs: jobs}, ids...)
 	return s, c, ids
 }
