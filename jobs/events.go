@@ -21,6 +21,13 @@ import (
 // still says yes, and writes the log lines.
 type Core struct {
 	c *core
+	// retry is, per job, when a start the guard refused is asked about
+	// again: set once per refusal, as the Runner's loop sets its timer.
+	retry map[*job]retryAt
+}
+
+type retryAt struct {
+	instant, at time.Time
 }
 
 // Start is a run the rules decided: run it (after the gate and the guard),
@@ -66,7 +73,7 @@ func NewCore(node string, specs []Spec, timing ClusterTiming) (*Core, error) {
 		c.byID[j.id] = j
 	}
 	c.jobs = js
-	return &Core{c: c}, nil
+	return &Core{c: c, retry: map[*job]retryAt{}}, nil
 }
 
 // Restore takes up what a previous process of this node kept
@@ -132,9 +139,17 @@ func (k *Core) Tick(now time.Time, mayAct bool) []Start {
 		}
 		for range maxTickSteps {
 			wake, ok := c.nextWakeLocked(j, def, now, gathering)
+			if d := j.pos.due; d.refused {
+				if r, set := k.retry[j]; set && r.instant.Equal(d.instant) {
+					wake = r.at
+				} else {
+					k.retry[j] = retryAt{instant: d.instant, at: wake}
+				}
+			}
 			if !ok || wake.IsZero() || wake.After(now) {
 				break
 			}
+			delete(k.retry, j)
 			rec, rerun, start := c.stepLocked(j, def, c.term, now, mayAct)
 			if start {
 				out = append(out, Start{Job: j.spec.Name, Instant: rec.ScheduledAt, Term: rec.Term, Rerun: rerun, j: j, rec: rec})
