@@ -164,6 +164,9 @@ func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPl
 		// the first instant, the next leader knows the instants after it
 		// are missed ones (run-once), not never due.
 		c.coldGapLocked(j, takeover, log)
+		if _, ever := c.newestEntry(j); !ever {
+			logColdStart(log, up)
+		}
 		c.setOwn(LedgerEntry{JobID: j.id, Instant: up.UTC().Truncate(time.Second), Outcome: OutcomeNone, Term: term})
 		delete(c.unknown, j.id)
 		return takeoverPlan{cursor: up}
@@ -217,7 +220,8 @@ func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPl
 		// the leadership took over, and that later run overtook it.
 		from, overtaken = c.takenOverInstantLocked(j), true
 		if from.IsZero() {
-			return plan // nothing taken over: a cold start
+			logColdStart(log, takeover) // nothing taken over
+			return plan
 		}
 	}
 	latest, n := latestDue(j.sched, from, takeover)
@@ -230,25 +234,29 @@ func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPl
 			"scheduled_at", latest, "count", n, "started", e.Instant)
 		return plan
 	}
-	j.skipped.Misfired += uint64(n - 1) // older ones are coalesced into the latest
+	// The older ones are coalesced into the latest: each line names the
+	// n instants it decides (count, the latest last).
+	j.skipped.Misfired += uint64(n - 1)
 	plan.cursor = latest
 	late := now.Sub(latest)
 	switch {
 	case j.spec.Misfire == MisfireSkip:
 		j.skipped.Misfired++
-		log.Warn("jobs: instant missed during failover; skipped (misfire: skip)", "scheduled_at", latest, "late", late)
+		log.Warn("jobs: instant missed during failover; skipped (misfire: skip)", "scheduled_at", latest, "count", n, "late", late)
 	case late >= c.grace(j):
 		j.skipped.Misfired++
 		log.Warn("jobs: instant missed during failover; too late to run (misfire_grace)",
-			"scheduled_at", latest, "late", late, "misfire_grace", c.grace(j))
+			"scheduled_at", latest, "count", n, "late", late, "misfire_grace", c.grace(j))
 	case plan.rerun:
 		// The interrupted rerun goes first; the missed instant is coalesced
 		// into it rather than run twice back to back.
 		j.skipped.Misfired++
+		log.Warn("jobs: instant missed during failover; not run: coalesced into the interrupted run's rerun",
+			"scheduled_at", latest, "count", n, "rerun_scheduled_at", plan.runNow)
 	default:
 		plan.runNow, plan.rerun = latest, false
 		log.Info("jobs: instant missed during failover; running it once now (misfire: run-once)",
-			"scheduled_at", latest, "late", late)
+			"scheduled_at", latest, "count", n, "late", late)
 	}
 	return plan
 }
@@ -268,6 +276,12 @@ func (c *core) coldGapLocked(j *job, takeover time.Time, log lineLog) {
 		log.Warn("jobs: instants missed during failover; not run: a truncated ledger left this job out, so what the last leader ran is unknown",
 			"from", j.sched.Next(e.Instant), "scheduled_at", latest, "count", n, "ledger_instant", e.Instant)
 	}
+}
+
+// logColdStart says that a takeover found no run of its job known in the
+// cluster: no instant before from is owed, and the schedule starts there.
+func logColdStart(log lineLog, from time.Time) {
+	log.Info("jobs: no run of this job known in the cluster; its schedule starts at the takeover", "schedule_from", from)
 }
 
 // takenOverInstantLocked returns the newest instant of j the current
