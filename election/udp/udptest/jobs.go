@@ -36,7 +36,12 @@ import (
 // (rerun_interrupted) starts only an instant none of whose runs completed
 // and none of which may still be going (a run's process goes on for
 // RunFor whatever its node does, until a crash or its cancellation kills
-// it); no start is decided while the node may not act.
+// it); no start is decided while the node may not act, nor later than
+// misfire_grace after its instant (a rerun aside: it was decided within
+// it). And at the end of a run that ended healed (CheckJobLosses), every
+// instant due since the first leadership was started or skipped with a
+// logged reason: a line naming it (scheduled_at), or a range (from, or
+// scheduled_at as the latest, and count).
 
 // Jobs configures the job runner on the simulated nodes (Options.Jobs).
 type Jobs struct {
@@ -76,6 +81,10 @@ type JobStats struct {
 // jobName is the simulated job's name.
 const jobName = "tick"
 
+// misfireGraces is the job's misfire_grace in periods: short, so that the
+// failovers of a run fall on both sides of it.
+const misfireGraces = 3
+
 // jobNode is one node's driver of its core.
 type jobNode struct {
 	core  *jobs.Core
@@ -112,6 +121,13 @@ type jobModel struct {
 	runs   map[int64]*instantRuns
 	stats  JobStats
 	leads  int
+	// accounted are the instants some node decided: started, or named
+	// by a log line; firstLead is when a node first led (sim time).
+	accounted map[int64]bool
+	firstLead time.Time
+	// coldFrom is the latest instant a cold start took the schedule up
+	// at: nobody knew of a run of the job, so nothing before was owed.
+	coldFrom time.Time
 }
 
 // instantRuns is what became of one instant's runs.
@@ -144,7 +160,7 @@ func (m *jobModel) killed(node string, k int64) {
 func newJobModel(cfg Jobs, base protocol.Config) *jobModel {
 	cfg.Every = max(time.Second, (cfg.Every + time.Second - 1).Truncate(time.Second))
 	spec := jobs.Spec{Name: jobName, Schedule: "@every " + cfg.Every.String(), Command: []string{"true"},
-		RerunInterrupted: cfg.Rerun, KillGrace: time.Second}
+		RerunInterrupted: cfg.Rerun, KillGrace: time.Second, MisfireGrace: misfireGraces * cfg.Every}
 	if cfg.Break != nil {
 		cfg.Break(&spec)
 	}
@@ -153,7 +169,7 @@ func newJobModel(cfg Jobs, base protocol.Config) *jobModel {
 		gather = 0
 	}
 	return &jobModel{
-		cfg: cfg, spec: spec, nodes: map[string]*jobNode{}, starts: map[int64]string{}, runs: map[int64]*instantRuns{},
+		cfg: cfg, spec: spec, nodes: map[string]*jobNode{}, starts: map[int64]string{}, runs: map[int64]*instantRuns{}, accounted: map[int64]bool{},
 		timing: jobs.ClusterTiming{Gather: gather, HoldLapse: base.Timings().Hold, Succession: udp.SuccessionFor(base.ClusterSize)},
 	}
 }
@@ -232,6 +248,9 @@ func (m *jobModel) drive(s *Sim, sn *simNode, jn *jobNode) {
 		m.stopLeading(s, sn, jn)
 	}
 	if leading && jn.term == 0 {
+		if m.leads == 0 {
+			m.firstLead = s.now
+		}
 		m.leads++
 		if m.leads > 1 {
 			m.stats.Failovers++
@@ -243,6 +262,12 @@ func (m *jobModel) drive(s *Sim, sn *simNode, jn *jobNode) {
 	starts := c.Tick(now, mayAct)
 	if len(starts) > 0 && !mayAct {
 		s.fail("%s: the job core started instant %v while this node may not act as leader", sn.id, starts[0].Instant)
+	}
+	for _, st := range starts {
+		m.accounted[m.index(s, st.Instant)] = true
+		if late := now.Sub(st.Instant); !st.Rerun && late >= m.spec.MisfireGrace {
+			s.fail("%s: the job core started instant %d %v late, misfire_grace %v", sn.id, m.index(s, st.Instant), late, m.spec.MisfireGrace)
+		}
 	}
 	m.apply(s, sn, jn)
 	for _, st := range starts {
@@ -292,6 +317,7 @@ func (m *jobModel) apply(s *Sim, sn *simNode, jn *jobNode) bool {
 	}
 	for _, l := range rd.Logs {
 		s.logf("%s %s %v", sn.id, l.Msg, l.Attrs)
+		m.account(s, l)
 	}
 	return rd.Published || len(rd.Holding) > 0 || len(rd.Logs) > 0
 }
@@ -358,6 +384,53 @@ func (m *jobModel) start(s *Sim, sn *simNode, st jobs.Start) {
 		s.logf("%s job starts instant %d (rerun %v)", id, k, st.Rerun)
 	}
 	r.live = append(r.live, liveRun{node: id, end: s.now.Add(m.cfg.RunFor)})
+}
+
+// account marks the instants log line l names.
+func (m *jobModel) account(s *Sim, l jobs.LogLine) {
+	var at, from time.Time
+	count := 1
+	for i := 0; i+1 < len(l.Attrs); i += 2 {
+		switch k, _ := l.Attrs[i].(string); k {
+		case "scheduled_at":
+			at, _ = l.Attrs[i+1].(time.Time)
+		case "from":
+			from, _ = l.Attrs[i+1].(time.Time)
+		case "count":
+			count, _ = l.Attrs[i+1].(int)
+		case "schedule_from":
+			if t, _ := l.Attrs[i+1].(time.Time); t.After(m.coldFrom) {
+				m.coldFrom = t
+			}
+		}
+	}
+	first := m.index(s, at) - int64(count) + 1
+	switch {
+	case !from.IsZero():
+		first = m.index(s, from)
+	case at.IsZero():
+		return
+	}
+	for k := first; k < first+int64(count); k++ {
+		m.accounted[k] = true
+	}
+}
+
+// CheckJobLosses checks that every instant due from the first leadership
+// until margin before now was started or skipped with a logged reason
+// (jobs.go); call it once the cluster has settled after its faults.
+func (s *Sim) CheckJobLosses(margin time.Duration) error {
+	m := s.jobs
+	if m == nil || m.leads == 0 {
+		return nil
+	}
+	for k := m.index(s, m.firstLead) + 2; k <= m.index(s, s.now.Add(-margin)); k++ {
+		if !m.accounted[k] && s.start.Add(time.Duration(k)*m.cfg.Every).After(m.coldFrom) {
+			return fmt.Errorf("instant %d (%v) was neither started nor skipped with a logged reason",
+				k, s.start.Add(time.Duration(k)*m.cfg.Every))
+		}
+	}
+	return nil
 }
 
 // add adds o's figures to j's.

@@ -200,6 +200,15 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	if err := s.Converged(); err != nil {
 		return s, fmt.Errorf("converged but then lost it: %v", err)
 	}
+	if jobs != nil && *flagLosses {
+		// The leader's takeover decided, every instant until two periods
+		// ago was started or skipped with a logged reason.
+		s.Run(base.Timings().Gather + 3*jobs.Every)
+		if s.Err != nil {
+			return s, s.Err
+		}
+		return s, s.CheckJobLosses(2 * jobs.Every)
+	}
 	return s, nil
 }
 
