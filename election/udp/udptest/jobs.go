@@ -121,6 +121,8 @@ type jobModel struct {
 	runs   map[int64]*instantRuns
 	stats  JobStats
 	leads  int
+	// lastStart is when the latest run started (sim time).
+	lastStart time.Time
 	// accounted are the instants some node decided: started, or named
 	// by a log line; firstLead is when a node first led (sim time).
 	accounted map[int64]bool
@@ -358,6 +360,7 @@ func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode, now time.Time) {
 func (m *jobModel) start(s *Sim, sn *simNode, st jobs.Start) {
 	id, k := sn.id, m.index(s, st.Instant)
 	m.stats.Starts++
+	m.lastStart = s.now
 	if st.Rerun {
 		m.stats.Reruns++
 	}
@@ -414,6 +417,15 @@ func (m *jobModel) account(s *Sim, l jobs.LogLine) {
 	for k := first; k < first+int64(count); k++ {
 		m.accounted[k] = true
 	}
+}
+
+// CheckJobsRun checks that a run started at since or later: once a
+// cluster has settled, its leader runs the job again.
+func (s *Sim) CheckJobsRun(since time.Time) error {
+	if m := s.jobs; m != nil && m.lastStart.Before(since) {
+		return fmt.Errorf("the job has not run since %v (settled), last at %v", since.Sub(s.start), m.lastStart.Sub(s.start))
+	}
+	return nil
 }
 
 // CheckJobLosses checks that every instant due from the first leadership

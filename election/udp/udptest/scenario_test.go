@@ -200,14 +200,22 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	if err := s.Converged(); err != nil {
 		return s, fmt.Errorf("converged but then lost it: %v", err)
 	}
-	if jobs != nil && *flagLosses {
-		// The leader's takeover decided, every instant until two periods
+	if jobs != nil {
+		// Once the leader's takeover is decided and the runs it found
+		// going can no longer be (holds lapsed, stop times over), the job
+		// runs again; and (-sim.losses) every instant until two periods
 		// ago was started or skipped with a logged reason.
-		s.Run(base.Timings().Gather + 3*jobs.Every)
+		tm := base.Timings()
+		s.Run(tm.Gather + tm.Hold + 3*time.Second + 3*jobs.Every)
 		if s.Err != nil {
 			return s, s.Err
 		}
-		return s, s.CheckJobLosses(2 * jobs.Every)
+		if err := s.CheckJobsRun(s.Now().Add(-2*jobs.Every - time.Second)); err != nil {
+			return s, err
+		}
+		if *flagLosses {
+			return s, s.CheckJobLosses(2 * jobs.Every)
+		}
 	}
 	return s, nil
 }
