@@ -247,7 +247,7 @@ func (c *core) lapseLocked(term uint64, j *job, spec Spec, now time.Time, leadin
 			continue // a later run started, or the outcome was heard
 		}
 		x := ended{h: h, e: c.interruptLocked(j, h.entry, h.from), manual: id != j.id}
-		if !x.manual && spec.RerunInterrupted && now.Sub(x.e.Instant) < graceOf(&spec) {
+		if _, over := tooLate(&spec, x.e.Instant, now); !x.manual && spec.RerunInterrupted && !over {
 			if j.pos.due.instant.IsZero() {
 				j.pos.due, x.rerun = dueStart{instant: x.e.Instant, rerun: true}, true
 			} else {

@@ -238,15 +238,15 @@ func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPl
 	// n instants it decides (count, the latest last).
 	j.skipped.Misfired += uint64(n - 1)
 	plan.cursor = latest
-	late := now.Sub(latest)
+	late, over := tooLate(&j.spec, latest, now)
 	switch {
 	case j.spec.Misfire == MisfireSkip:
 		j.skipped.Misfired++
 		log.Warn("jobs: instant missed during failover; skipped (misfire: skip)", "scheduled_at", latest, "count", n, "late", late)
-	case late >= c.grace(j):
+	case over:
 		j.skipped.Misfired++
 		log.Warn("jobs: instant missed during failover; too late to run (misfire_grace)",
-			"scheduled_at", latest, "count", n, "late", late, "misfire_grace", c.grace(j))
+			"scheduled_at", latest, "count", n, "late", late, "misfire_grace", graceOf(&j.spec))
 	case plan.rerun:
 		// The interrupted rerun goes first; the missed instant is coalesced
 		// into it rather than run twice back to back.
@@ -382,15 +382,6 @@ func (c *core) setOwn(e LedgerEntry) {
 	if cur, ok := c.own[e.JobID]; !ok || !newer(cur, e) {
 		c.own[e.JobID] = e
 	}
-}
-
-func (c *core) grace(j *job) time.Duration { return graceOf(&j.spec) }
-
-func graceOf(spec *Spec) time.Duration {
-	if spec.MisfireGrace > 0 {
-		return spec.MisfireGrace
-	}
-	return DefaultMisfireGrace
 }
 
 func (r *Runner) count(j *job, f func(*Counters)) {

@@ -233,7 +233,7 @@ func (c *core) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, canAc
 			d = j.pos.due
 		}
 	}
-	if late := now.Sub(d.instant); late >= graceOf(&spec) && (!d.rerun || d.refused) {
+	if late, over := tooLate(&spec, d.instant, now); over && (!d.rerun || d.refused) {
 		if d.refused {
 			skip(d.instant, &j.skipped.Refused, "jobs: not started: this node could not act as leader within misfire_grace",
 				"late", late, "misfire_grace", graceOf(&spec))
