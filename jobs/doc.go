@@ -9,23 +9,35 @@
 // recorded in the same ledger and started only once the previous one is
 // known stopped or can no longer be running.
 //
-// Where the rules of scheduled instants live:
+// Where the rules live. The rules are a core (core.go) with no clock,
+// goroutine, process or log of its own: now and the guard's answer are
+// arguments of every decision, and what it decides comes out as effects
+// (log lines, "the ledger changed", holding). The Runner drives it under
+// its lock with timers, processes and a Cluster (runner.go, loop.go:
+// step, lapse; leader.go: startLeading); Core (events.go) drives the very
+// same rules by events, as the simulator does on every simulated node
+// (election/udp/udptest).
 //   - the instants of a schedule, a function of time alone (@every too):
 //     schedule.go;
 //   - where a job's schedule stands in a leadership, kept across a loop a
 //     reload rebuilds (position: the last instant decided, a start owed):
 //     position.go;
-//   - each start decided once, started or skipped with a logged reason, or
-//     kept owed while the guard refuses (step, judgeLocked): loop.go;
-//   - what a new leadership owes for the instants up to its start, after
-//     its gathering window (takeOver): leader.go;
-//   - runs still going on other nodes (holds, lapse): holds.go, and until
-//     a previous leader's run can no longer be going: quiet.go;
+//   - when may a leader start a run — the start check, each start decided
+//     once, started or skipped with a logged reason, or kept owed while
+//     the guard refuses (stepLocked, judgeLocked): loop.go; then the gate
+//     (Cluster.Commit) and the guard again right before exec: run.go;
+//   - when is a missed instant run after a failover — what a new
+//     leadership owes for the instants up to its start, after its
+//     gathering window (takeOver): leader.go; how late is too late
+//     (tooLate, misfire_grace), the one misfire decision: misfire.go;
+//   - runs still going on other nodes (holds, lapseLocked): holds.go, and
+//     until a previous leader's run can no longer be going: quiet.go;
 //   - a job's identity across a reload, its name (matchJobs): update.go;
-//   - what a node knows of the cluster's runs (AdoptLedger, the pool):
-//     status.go; a run's end in the ledger (finish): run.go.
+//   - what a node knows of the cluster's runs (adoptLocked, the pool,
+//     the ledger it tells): status.go; a run's end in the ledger
+//     (finishLocked): run.go.
 //
 // Time: the Runner reads time only through the time package (time.Now,
 // timers), so tests run it inside testing/synctest bubbles and cross hours of
-// schedule in milliseconds.
+// schedule in milliseconds; the core reads none.
 package jobs
