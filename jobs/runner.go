@@ -286,16 +286,7 @@ func (r *Runner) Drain(ctx context.Context) error {
 		r.log.Info("jobs: stopping: ending runs before leaving the election", "runs", active)
 	}
 	r.drain()
-	done := make(chan struct{})
-	go func() { r.runs.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		r.stop()
-		<-done
-		return ctx.Err()
-	}
+	return r.waitOrStop(ctx, &r.runs)
 }
 
 // Wait blocks until every scheduling loop and run has ended. Call it after
@@ -307,8 +298,15 @@ func (r *Runner) Wait(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
 	r.unlock()
+	return r.waitOrStop(ctx, &r.wg)
+}
+
+// waitOrStop waits for wg; if ctx ends first, it stops the runs that
+// outlive leadership (r.stop), waits for wg all the same and returns
+// ctx.Err().
+func (r *Runner) waitOrStop(ctx context.Context, wg *sync.WaitGroup) error {
 	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
+	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil

@@ -98,30 +98,25 @@ func (c *core) stateLedger() []byte {
 // so no instant it names starts again. It is used when this node next
 // becomes leader. A malformed ledger is
 // rejected with an error and changes nothing.
-func (r *Runner) AdoptLedger(b []byte) error {
-	l, err := DecodeLedger(b)
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.unlock()
-	r.adoptLocked(l)
-	return nil
-}
+func (r *Runner) AdoptLedger(b []byte) error { return r.withLedger(b, r.adoptLocked) }
 
 // RestoreLedger takes up, at start, the ledger this node's state file kept
 // (StateLedger): like AdoptLedger, and the runs it marks held were started
 // by this node, so it led their terms (leaderOfLocked). Only this node's
 // own state file may be given here; a ledger heard from a peer goes to
 // AdoptLedger or AdoptLedgerFrom.
-func (r *Runner) RestoreLedger(b []byte) error {
+func (r *Runner) RestoreLedger(b []byte) error { return r.withLedger(b, r.restoreLocked) }
+
+// withLedger decodes b and, if it is a ledger, hands it to take under
+// r.mu.
+func (r *Runner) withLedger(b []byte, take func(Ledger)) error {
 	l, err := DecodeLedger(b)
 	if err != nil {
 		return err
 	}
 	r.mu.Lock()
 	defer r.unlock()
-	r.restoreLocked(l)
+	take(l)
 	return nil
 }
 
