@@ -81,9 +81,6 @@ type JobStats struct {
 // jobName is the simulated job's name.
 const jobName = "tick"
 
-// misfireGraces is the job's misfire_grace in periods: short, so that the
-// failovers of a run fall on both sides of it.
-const misfireGraces = 3
 
 // jobNode is one node's driver of its core.
 type jobNode struct {
@@ -162,7 +159,7 @@ func (m *jobModel) killed(node string, k int64) {
 func newJobModel(cfg Jobs, base protocol.Config) *jobModel {
 	cfg.Every = max(time.Second, (cfg.Every + time.Second - 1).Truncate(time.Second))
 	spec := jobs.Spec{Name: jobName, Schedule: "@every " + cfg.Every.String(), Command: []string{"true"},
-		RerunInterrupted: cfg.Rerun, KillGrace: time.Second, MisfireGrace: misfireGraces * cfg.Every}
+		RerunInterrupted: cfg.Rerun, KillGrace: time.Second, MisfireGrace: misfireGrace(cfg)}
 	if cfg.Break != nil {
 		cfg.Break(&spec)
 	}
@@ -175,6 +172,11 @@ func newJobModel(cfg Jobs, base protocol.Config) *jobModel {
 		timing: jobs.ClusterTiming{Gather: gather, HoldLapse: base.Timings().Hold, Succession: udp.SuccessionFor(base.ClusterSize)},
 	}
 }
+
+// misfireGrace is the job's misfire_grace: a period and half the gathering
+// window, so that a misfire run, decided a window after its takeover
+// and up to a period after its instant, falls on both sides of it.
+func misfireGrace(cfg Jobs) time.Duration { return cfg.Every + cfg.Gather/2 }
 
 // JobStats returns the job runner's figures (zero without Options.Jobs).
 func (s *Sim) JobStats() JobStats {
