@@ -8,6 +8,7 @@ import (
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/internal/proc"
 	"github.com/lanleader/lanleader/jobs"
 )
 
@@ -18,7 +19,9 @@ import (
 //
 //   - leadership: StartLeading with the term the protocol's status shows,
 //     StopLeading when it no longer leads (its runs, on_leader_loss:
-//     cancel, end cancelled at once, as a stopped process would);
+//     cancel, are told cancelled at once, but their processes count as
+//     going for the whole stop time, SIGTERM to the end of SIGKILL's
+//     settling, as a process that ignores SIGTERM would);
 //   - the ledger: the core's Ledger is the node's payload (Publish while
 //     leading, SetPayload otherwise), every payload heard is handed to
 //     Hear with its sender and FlagHolding, SetHolding follows the core's
@@ -149,10 +152,22 @@ func (r *instantRuns) liveAt(now time.Time) bool {
 	return len(r.live) > 0
 }
 
-// killed records that node's runs of instant k stopped (crash, cancel).
+// killed records that node's runs of instant k stopped (crash).
 func (m *jobModel) killed(node string, k int64) {
 	if r := m.runs[k]; r != nil {
 		r.live = slices.DeleteFunc(r.live, func(l liveRun) bool { return l.node == node })
+	}
+}
+
+// stopped records that node's runs of instant k were told to stop at now
+// (cancel): their processes may go on for the stop time.
+func (m *jobModel) stopped(node string, k int64, now time.Time) {
+	if r := m.runs[k]; r != nil {
+		for i, l := range r.live {
+			if end := now.Add(m.spec.KillGrace + proc.KillSettle); l.node == node && end.Before(l.end) {
+				r.live[i].end = end
+			}
+		}
 	}
 }
 
@@ -295,7 +310,7 @@ func (m *jobModel) stopLeading(s *Sim, sn *simNode, jn *jobNode) {
 		jn.core.NotStarted(g.start, "the leadership it was decided in ended")
 	}
 	for _, r := range jn.running {
-		m.killed(sn.id, m.index(s, r.start.Instant))
+		m.stopped(sn.id, m.index(s, r.start.Instant), s.now)
 		jn.core.Ended(r.start, jobs.OutcomeCancelled)
 	}
 	jn.pending, jn.running = nil, nil

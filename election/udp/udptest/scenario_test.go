@@ -75,6 +75,10 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 			witness[id] = true
 		}
 	}
+	if jobs != nil {
+		// Runs last up to two periods, so that failovers find them going.
+		jobs.RunFor = time.Duration(shape.Int64N(int64(2 * jobs.Every)))
+	}
 	s := New(Options{
 		Seed: seed, Base: base, Link: link, Trace: trace, Probes: probes, Drift: drift,
 		Jobs: jobs, StateFiles: stateFiles,
@@ -206,11 +210,12 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 		// runs again; and (-sim.losses) every instant until two periods
 		// ago was started or skipped with a logged reason.
 		tm := base.Timings()
-		s.Run(tm.Gather + tm.Hold + 3*time.Second + 3*jobs.Every)
+		s.Run(tm.Gather + tm.Hold + 3*time.Second + 3*jobs.Every + jobs.RunFor)
 		if s.Err != nil {
 			return s, s.Err
 		}
-		if err := s.CheckJobsRun(s.Now().Add(-2*jobs.Every - time.Second)); err != nil {
+		// The last run may still be going (overlap: skip) for RunFor.
+		if err := s.CheckJobsRun(s.Now().Add(-2*jobs.Every - jobs.RunFor - time.Second)); err != nil {
 			return s, err
 		}
 		if *flagLosses {
