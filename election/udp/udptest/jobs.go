@@ -152,19 +152,13 @@ func (r *instantRuns) liveAt(now time.Time) bool {
 	return len(r.live) > 0
 }
 
-// killed records that node's runs of instant k stopped (crash).
-func (m *jobModel) killed(node string, k int64) {
-	if r := m.runs[k]; r != nil {
-		r.live = slices.DeleteFunc(r.live, func(l liveRun) bool { return l.node == node })
-	}
-}
-
-// stopped records that node's runs of instant k were told to stop at now
-// (cancel): their processes may go on for the stop time.
-func (m *jobModel) stopped(node string, k int64, now time.Time) {
+// stopped records that node's runs of instant k were told to stop at now:
+// their processes may go on for stop (a crash: they die with the process,
+// within proc.KillSettle; a cancel: the whole stop time).
+func (m *jobModel) stopped(node string, k int64, now time.Time, stop time.Duration) {
 	if r := m.runs[k]; r != nil {
 		for i, l := range r.live {
-			if end := now.Add(m.spec.KillGrace + proc.KillSettle); l.node == node && end.Before(l.end) {
+			if end := now.Add(stop); l.node == node && end.Before(l.end) {
 				r.live[i].end = end
 			}
 		}
@@ -214,17 +208,16 @@ func (m *jobModel) step(s *Sim) {
 			jn = &jobNode{}
 			m.nodes[id] = jn
 		}
+		if !sn.up || jn.core != nil && jn.inc != sn.inc {
+			m.died(s, id, jn)
+		}
 		if !sn.up {
-			for _, r := range jn.running {
-				m.killed(id, m.index(s, r.start.Instant))
-			}
-			jn.core, jn.term, jn.pending, jn.running = nil, 0, nil, nil // the process and its runs died
 			continue
 		}
 		if sn.paused {
 			continue // stalled: nothing runs, nothing is forgotten
 		}
-		if jn.core == nil || jn.inc != sn.inc {
+		if jn.core == nil {
 			m.boot(s, sn, jn)
 		}
 		m.drive(s, sn, jn)
@@ -232,6 +225,15 @@ func (m *jobModel) step(s *Sim) {
 			s.send(sn.id, e)
 		}
 	}
+}
+
+// died forgets a process life that ended (a crash, or a restart the
+// driver had not seen the crash of): its runs died with it.
+func (m *jobModel) died(s *Sim, id string, jn *jobNode) {
+	for _, r := range jn.running {
+		m.stopped(id, m.index(s, r.start.Instant), s.now, proc.KillSettle)
+	}
+	jn.core, jn.term, jn.pending, jn.running = nil, 0, nil, nil
 }
 
 // boot builds a new process life's core from the node's state.
@@ -310,7 +312,7 @@ func (m *jobModel) stopLeading(s *Sim, sn *simNode, jn *jobNode) {
 		jn.core.NotStarted(g.start, "the leadership it was decided in ended")
 	}
 	for _, r := range jn.running {
-		m.stopped(sn.id, m.index(s, r.start.Instant), s.now)
+		m.stopped(sn.id, m.index(s, r.start.Instant), s.now, m.spec.KillGrace+proc.KillSettle)
 		jn.core.Ended(r.start, jobs.OutcomeCancelled)
 	}
 	jn.pending, jn.running = nil, nil
