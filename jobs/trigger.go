@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -30,7 +31,19 @@ func (r *Runner) Trigger(name string) (RunRecord, error) {
 		return RunRecord{}, ErrNotLeading
 	}
 	r.mu.Lock()
-	defer r.unlock()
+	ctx, j, rec, err := r.manualLocked(name)
+	r.unlock() // the ledger is published before the run starts
+	if err != nil {
+		return RunRecord{}, err
+	}
+	go r.run(ctx, j, j.spec, rec)
+	return rec, nil
+}
+
+// manualLocked records the manual run Trigger starts: the context to run
+// it under, its job and record, counted in r's wait groups. Must hold
+// r.mu.
+func (r *Runner) manualLocked(name string) (context.Context, *job, RunRecord, error) {
 	var j *job
 	for _, c := range r.jobs {
 		if c.spec.Name == name {
@@ -38,28 +51,39 @@ func (r *Runner) Trigger(name string) (RunRecord, error) {
 		}
 	}
 	if j == nil {
-		return RunRecord{}, fmt.Errorf("%w: %q", ErrUnknownJob, name)
+		return nil, nil, RunRecord{}, fmt.Errorf("%w: %q", ErrUnknownJob, name)
 	}
 	ctx, term := j.runCtx, r.term // the job's run context: a reload that removes the job stops it
 	if !r.leadingLocked() || ctx == nil || ctx.Err() != nil {
-		return RunRecord{}, ErrNotLeading
+		return nil, nil, RunRecord{}, ErrNotLeading
 	}
-	if _, held := r.heldLocked(j, time.Now()); (j.active > 0 || held) && j.spec.Overlap == OverlapSkip {
-		return RunRecord{}, ErrOverlap // here or on a deposed leader (holds.go)
+	rec, err := r.triggerLocked(j, newRunID(), term, time.Now())
+	if err != nil {
+		return nil, nil, RunRecord{}, err
 	}
-	rec := RunRecord{
-		Job: name, RunID: newRunID(), ScheduledAt: time.Now().UTC().Truncate(time.Second),
-		Term: term, Manual: true, Node: r.cfg.Node, Outcome: OutcomeRunning,
-	}
-	id := ManualJobIDOf(name)
-	r.runStartedLocked(j)
-	r.own[id] = LedgerEntry{JobID: id, Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: term}
-	r.manualRuns[rec.RunID] = rec
 	r.wg.Add(1)
 	r.runs.Add(1)
-	r.ledgerChanged()
-	r.log.Info("jobs: manual run requested", "job", name, "run_id", rec.RunID, "term", term)
-	go r.run(ctx, j, j.spec, rec)
+	return ctx, j, rec, nil
+}
+
+// triggerLocked is Trigger's rule at now: a manual run of j under term,
+// refused under overlap: skip while a run of j goes on (here or on a
+// deposed leader: holds.go), else recorded running (its own ledger id)
+// for the driver to run with runID.
+func (c *core) triggerLocked(j *job, runID string, term uint64, now time.Time) (RunRecord, error) {
+	if _, held := c.heldLocked(j, now); (j.active > 0 || held) && j.spec.Overlap == OverlapSkip {
+		return RunRecord{}, ErrOverlap
+	}
+	rec := RunRecord{
+		Job: j.spec.Name, RunID: runID, ScheduledAt: now.UTC().Truncate(time.Second),
+		Term: term, Manual: true, Node: c.node, Outcome: OutcomeRunning,
+	}
+	id := ManualJobIDOf(j.spec.Name)
+	c.runStartedLocked(j)
+	c.own[id] = LedgerEntry{JobID: id, Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: term}
+	c.manualRuns[rec.RunID] = rec
+	c.ledgerChanged()
+	c.logs.Info("jobs: manual run requested", "job", j.spec.Name, "run_id", rec.RunID, "term", term)
 	return rec, nil
 }
 
