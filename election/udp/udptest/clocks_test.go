@@ -68,7 +68,7 @@ func TestSuspendIsAPause(t *testing.T) {
 // ledger from before the sleep) until that follower, suspecting the dead
 // successor, elects itself — and then beside it for a packet's delivery.
 // It must step down as it wakes instead. Mutual exclusion, and no instant
-// of the job model started twice, are checked after every event.
+// of the job started twice, are checked after every event.
 func TestSuspendedLeaderWakesAfterItsSuccessorDied(t *testing.T) {
 	c := protocol.DefaultLANConfig()
 	for _, seed := range seeds(t, 50) {
@@ -163,7 +163,7 @@ func TestSuspendStorm(t *testing.T) {
 		sleeps, leaderSleeps = sleeps+n, leaderSleeps+l
 		return s, err
 	})
-	t.Logf("%d storms: %d suspends, %d of a leader; job model: %v", len(seeds(t, 300)), sleeps, leaderSleeps, js)
+	t.Logf("%d storms: %d suspends, %d of a leader; jobs: %v", len(seeds(t, 300)), sleeps, leaderSleeps, js)
 	assert.Positive(t, leaderSleeps)
 	assert.Positive(t, js.Failovers)
 }

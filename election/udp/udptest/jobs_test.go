@@ -11,7 +11,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp/protocol"
 )
 
-var flagJobFigures = flag.Bool("sim.jobfigures", false, "measure the job model's duplicate rates under loss (docs/benchmarks.md)")
+var flagJobFigures = flag.Bool("sim.jobfigures", false, "measure the job rules' duplicate rates under loss (docs/benchmarks.md)")
 
 // Quorum mode, commit before start: a leader cut off from every peer when
 // an instant comes due cannot get it acknowledged, so it never starts it;

@@ -126,7 +126,7 @@ func TestPauseStorm(t *testing.T) {
 		n.add(c)
 		return s, err
 	})
-	t.Logf("%d storms: %v; job model: %v", len(runs), n, js)
+	t.Logf("%d storms: %v; jobs: %v", len(runs), n, js)
 	if len(runs) >= 100 {
 		assert.Positive(t, n.short, "no leader stall shorter than Suspect")
 		assert.Positive(t, n.long, "no leader stall of Suspect or more")

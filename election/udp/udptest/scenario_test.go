@@ -60,8 +60,8 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	// then resumes its round, its promise to the candidate it last
 	// granted and its replay table.
 	stateFiles := quorum && shape.IntN(2) == 0
-	// Quorum mode runs the job model: never an instant started twice,
-	// under every fault. (Without quorum see jobs_test.go: the model's
+	// Quorum mode runs the job rules: never an instant started twice,
+	// under every fault. (Without quorum see jobs_test.go: the jobs'
 	// extra traffic would change these seeds' runs.)
 	var jobs *Jobs
 	if quorum {
@@ -281,9 +281,9 @@ func runScenarios(t *testing.T, count int, quorum bool) {
 	}
 	t.Logf("%d seeded scenarios", len(ss))
 	if quorum {
-		t.Logf("job model: %v", js)
+		t.Logf("jobs: %v", js)
 		if len(ss) >= 100 && js.Starts < len(ss) {
-			t.Errorf("the job model started only %d instants in %d scenarios: it checks nothing", js.Starts, len(ss))
+			t.Errorf("the job rules started only %d instants in %d scenarios: it checks nothing", js.Starts, len(ss))
 		}
 	}
 }

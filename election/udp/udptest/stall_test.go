@@ -10,16 +10,16 @@ import (
 )
 
 // TestQuorumStallAfterFireStorm is issue 22's hole 1 as the simulator draws
-// it: quorum mode, the job model with reruns (every run outlasts a
-// failover). Twenty faults per run; in three of five the leader stalls
+// it: quorum mode, the job rules with reruns (runs of 2 s, so a failover
+// often finds one going). Twenty faults per run; in three of five the leader stalls
 // right after an instant fires — the heartbeat that carries it has left,
 // the ACKs wait in its socket buffer — for Lease to Lease + 2 × (Promise +
 // Gather + Suspect), so that a successor is often elected, gathers and
 // reruns the instant meanwhile; woken, the leader reads its queue and ticks in a
-// drawn order, the job model between each. The other faults crash or stop
+// drawn order, the job rules between each. The other faults crash or stop
 // a node and bring it back. After every event: at most one node may act
-// as leader, paused ones included, and no instant starts after its rerun
-// or twice.
+// as leader, paused ones included, and no instant starts twice (a rerun
+// only of an instant none of whose runs completed or may still be going).
 func TestQuorumStallAfterFireStorm(t *testing.T) {
 	var n stallCounts
 	runs := seeds(t, 200)
@@ -28,7 +28,7 @@ func TestQuorumStallAfterFireStorm(t *testing.T) {
 		n.stalls, n.rerun = n.stalls+c.stalls, n.rerun+c.rerun
 		return s, err
 	})
-	t.Logf("%d storms: %d stalls right after an instant fired, %d woke after a successor reran it; job model: %v",
+	t.Logf("%d storms: %d stalls right after an instant fired, %d woke after a successor reran it; jobs: %v",
 		len(runs), n.stalls, n.rerun, js)
 	if len(runs) >= 100 {
 		assert.Positive(t, n.rerun, "no stalled leader woke after its instant was rerun")
@@ -82,14 +82,14 @@ func stallAfterFireStorm(seed uint64, trace bool) (s *Sim, n stallCounts, err er
 	return s, n, s.Err
 }
 
-// stallAfterFire waits for the next instant of the job model; if a node
+// stallAfterFire waits for the next instant of the job; if a node
 // may act as leader when it fires, it stalls that node gap later, for d,
 // and reports true.
 func stallAfterFire(s *Sim, d, gap time.Duration) bool {
 	m := s.jobs
 	fire := s.start.Add(time.Duration(m.index(s, s.now)+1) * m.cfg.Every)
 	l := ""
-	s.At(fire, func() { // the job model fires as this event ends
+	s.At(fire, func() { // the job core decides as this event ends
 		for _, id := range s.ids {
 			if sn := s.nodes[id]; sn.up && !sn.paused && sn.n.CanActAsLeader(s.nodeNow(sn)) {
 				l = id

@@ -14,7 +14,7 @@ import (
 
 // stormSim returns a storm's simulation of seed: 2-5 nodes without quorum
 // on a loss-free LAN, at 200 ms or 50 ms, self echo and probes drawn, the
-// job model on. salt sets the storm's own draw of that shape.
+// job rules on. salt sets the storm's own draw of that shape.
 func stormSim(seed, salt uint64, trace bool) (s *Sim, c protocol.Config, ids []string) {
 	shape := New(Options{Seed: seed ^ salt}).Rand()
 	c = protocol.DefaultLANConfig()
@@ -30,7 +30,7 @@ func stormSim(seed, salt uint64, trace bool) (s *Sim, c protocol.Config, ids []s
 
 // runStorms runs storm over the test's seeds (runs unless -sim.seed), fails
 // the test with a replay command and a trace at the first error, and
-// returns the job model's totals.
+// returns the job rules' totals.
 func runStorms(t *testing.T, name string, runs int, storm func(seed uint64, trace bool) (*Sim, error)) JobStats {
 	t.Helper()
 	var js JobStats
