@@ -84,7 +84,6 @@ type JobStats struct {
 // jobName is the simulated job's name.
 const jobName = "tick"
 
-
 // jobNode is one node's driver of its core.
 type jobNode struct {
 	core  *jobs.Core
