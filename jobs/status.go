@@ -134,12 +134,19 @@ func (c *core) restoreLocked(l Ledger) {
 func (c *core) adoptLocked(l Ledger) {
 	named := make(map[uint64]bool, len(l.Entries))
 	c.hearRuns(l.Entries)
+	// changed: what the ledger is encoded from may have changed (== on
+	// entries errs only towards true: equal entries are equal).
+	changed := false
 	for _, e := range l.Entries {
 		named[e.JobID] = true
 		c.inheritLocked(e)
-		delete(c.unknown, e.JobID)
+		if c.unknown[e.JobID] {
+			delete(c.unknown, e.JobID)
+			changed = true
+		}
 		e.Held = false // its sender's word about itself (holdLocked)
 		if cur, ok := c.peer[e.JobID]; !ok || !newer(cur, e) {
+			changed = changed || !ok || cur != e
 			c.peer[e.JobID] = e
 		}
 	}
@@ -148,12 +155,13 @@ func (c *core) adoptLocked(l Ledger) {
 		// What this node heard before stays: it is still true, and step
 		// must never start again an instant it names.
 		for _, j := range c.jobs {
-			if !named[j.id] {
+			if !named[j.id] && !c.unknown[j.id] {
 				c.unknown[j.id] = true
+				changed = true
 			}
 		}
 	}
-	if p := c.published.Load(); p == nil || !p.equal(c.encodeBothLocked()) {
+	if p := c.published.Load(); p == nil || changed && !p.equal(c.encodeBothLocked()) {
 		c.ledgerChanged()
 	}
 	c.emit(effect{kind: effectHeard})
