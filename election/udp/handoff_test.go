@@ -7,12 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/lanleader/lanleader/internal/proctest"
 )
 
 // TestUDPHandOffCallsInsteadOfQueueing: after HandOff, every packet goes to
 // the function, in order and whole, and none is queued on Packets.
 func TestUDPHandOffCallsInsteadOfQueueing(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	ts := loopbackCluster(t, 2, nil)
 	a, b := ts[0], ts[1]
 	got := make(chan Packet, 16)

@@ -16,6 +16,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
+	"github.com/lanleader/lanleader/internal/proctest"
 )
 
 // These tests run the real stack (Elector, wire codec, UDPTransport) on
@@ -26,7 +27,7 @@ import (
 func TestLoopbackElectsOneLeader(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n, "nodes"), func(t *testing.T) {
-			defer goleak.VerifyNone(t)
+			defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 			c := newLoopback(t, loopOptions{n: n})
 			defer c.stopAll()
 
@@ -54,7 +55,7 @@ func TestLoopbackElectsOneLeader(t *testing.T) {
 func TestLoopbackFailsOverWhenLeaderCrashes(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprint(n, "nodes"), func(t *testing.T) {
-			defer goleak.VerifyNone(t)
+			defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 			c := newLoopback(t, loopOptions{n: n})
 			defer c.stopAll()
 			old := c.waitAgreement()
@@ -82,7 +83,7 @@ func TestLoopbackResignHandsOver(t *testing.T) {
 }
 
 func testResignHandsOver(t *testing.T, n int) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	c := newLoopback(t, loopOptions{n: n})
 	defer c.stopAll()
 	old := c.waitAgreement()
@@ -113,7 +114,7 @@ func testResignHandsOver(t *testing.T, n int) {
 // Each forged packet is one that would depose the leader if accepted: a
 // heartbeat from "evil" with a huge term; the last case proves it.
 func TestLoopbackDropsAndCountsBadPackets(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	key := []byte("0123456789abcdef0123456789abcdef")
 	kr, err := wire.NewKeyring(key)
 	require.NoError(t, err)
@@ -252,7 +253,7 @@ func captureHeartbeat(t *testing.T, raw *net.UDPConn, kr *wire.Keyring, leader s
 // or its transport closed under it) leave no goroutine behind: not the run
 // loop, not the transport's readers, not a leadership context's.
 func TestLoopbackLeavesNoGoroutines(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	c := newLoopback(t, loopOptions{n: 3})
 	leader := c.waitAgreement()
 	c.crash(leader)
@@ -282,7 +283,7 @@ func TestLoopbackLeavesNoGoroutines(t *testing.T) {
 // the leader's closed port is answered "unreachable". The stat, not the
 // timing, is asserted: the machine may be loaded.
 func TestLoopbackProbeSeesDeadLeaderProcess(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	c := newLoopback(t, loopOptions{n: 3, edit: func(pc *protocol.Config) {
 		pc.Misses, pc.MaxMisses = 25, 25
 	}})

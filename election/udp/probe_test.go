@@ -10,13 +10,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/lanleader/lanleader/internal/proctest"
 )
 
 // TestProbeClosedPortAnswersAtOnce: a probe of a loopback port nobody holds
 // is answered by the kernel's "port unreachable" at once, long before the
 // probe's wait runs out.
 func TestProbeClosedPortAnswersAtOnce(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	trs := loopbackCluster(t, 1, nil)
 	defer closeAll(t, trs)
 	closed := freePorts(t, 1)[0] // free a moment ago, closed now
@@ -31,7 +33,7 @@ func TestProbeClosedPortAnswersAtOnce(t *testing.T) {
 // TestProbeLiveNodeIsSilent: a probe of a live transport gets no answer and
 // is counted there, not delivered as a packet.
 func TestProbeLiveNodeIsSilent(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	trs := loopbackCluster(t, 2, nil)
 	defer closeAll(t, trs)
 	unreachable, err := trs[0].Probe(context.Background(), trs[1].LocalAddr(), 50*time.Millisecond)
@@ -46,7 +48,7 @@ func TestProbeLiveNodeIsSilent(t *testing.T) {
 // TestProbeCancelledEndsAtOnce: cancelling the context ends a probe that is
 // waiting for an answer that never comes.
 func TestProbeCancelledEndsAtOnce(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	trs := loopbackCluster(t, 2, nil)
 	defer closeAll(t, trs)
 	ctx, cancel := context.WithCancel(context.Background())

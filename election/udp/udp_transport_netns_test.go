@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/lanleader/lanleader/internal/proctest"
 	"golang.org/x/sys/unix"
 )
 
@@ -88,7 +90,7 @@ func TestUDPSubnetBroadcastInNetns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds network namespaces")
 	}
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	lab := newNetnsLab(t, 3)
 	const bind = `{{ GetAllInterfaces | include "name" "^eth0$" | include "type" "IPv4" | attr "address" }}`
 	ts := make([]*UDPTransport, 3)

@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/lanleader/lanleader/internal/proctest"
 )
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -73,7 +75,7 @@ func recv(t *testing.T, tr Transport) Packet {
 }
 
 func TestUDPUnicastBroadcastReachesEveryPeer(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	ts := loopbackCluster(t, 3, nil)
 	a, b, c := ts[0], ts[1], ts[2]
 	assert.Len(t, a.Peers(), 2, "a node's own entry in the shared peer list is skipped")
@@ -97,7 +99,7 @@ func TestUDPUnicastBroadcastReachesEveryPeer(t *testing.T) {
 }
 
 func TestUDPSendToAndOwnPacketsIgnored(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	ts := loopbackCluster(t, 2, nil)
 	a, b := ts[0], ts[1]
 
@@ -112,7 +114,7 @@ func TestUDPSendToAndOwnPacketsIgnored(t *testing.T) {
 }
 
 func TestUDPUnlistedSourceIPDropped(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	ts := loopbackCluster(t, 2, nil)
 	a, b := ts[0], ts[1]
 	// 127.0.0.2 is another loopback address: not listed in the peers.
@@ -138,7 +140,7 @@ func TestUDPUnlistedSourceIPDropped(t *testing.T) {
 }
 
 func TestUDPOversizedDatagramArrivesWhole(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	ts := loopbackCluster(t, 2, nil)
 	big := make([]byte, 9000)
 	big[len(big)-1] = 7
@@ -151,7 +153,7 @@ func TestUDPOversizedDatagramArrivesWhole(t *testing.T) {
 }
 
 func TestUDPQueueFullDrops(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	ts := loopbackCluster(t, 2, func(i int, c *UDPConfig) { c.QueueLen = 1 })
 	a, b := ts[0], ts[1]
 	for i := range 3 {
@@ -166,7 +168,7 @@ func TestUDPQueueFullDrops(t *testing.T) {
 }
 
 func TestUDPCloseEndsReaderAndClosesPackets(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	ts := loopbackCluster(t, 2, nil)
 	a := ts[0]
 	require.NoError(t, a.Close())
@@ -180,7 +182,7 @@ func TestUDPCloseEndsReaderAndClosesPackets(t *testing.T) {
 }
 
 func TestUDPSocketHasBroadcastOption(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	a := loopbackCluster(t, 1, nil)[0]
 	raw, err := a.conn.SyscallConn()
 	require.NoError(t, err)
@@ -195,7 +197,7 @@ func TestUDPSocketHasBroadcastOption(t *testing.T) {
 }
 
 func TestUDPDuplicateBindFails(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	a := loopbackCluster(t, 1, nil)[0]
 	_, err := NewUDPTransport(UDPConfig{Bind: "127.0.0.1", Port: int(a.LocalAddr().Port()), Peers: []string{"127.0.0.1:1"}, Logger: discard})
 	require.Error(t, err)
@@ -204,7 +206,7 @@ func TestUDPDuplicateBindFails(t *testing.T) {
 }
 
 func TestUDPAnyPort(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	a, err := NewUDPTransport(UDPConfig{Bind: "127.0.0.1", ListenPort: AnyPort, Peers: []string{"127.0.0.1"}, Logger: discard})
 	require.NoError(t, err)
 	assert.NotZero(t, a.LocalAddr().Port())

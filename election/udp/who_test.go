@@ -14,6 +14,7 @@ import (
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/election/udp/wire"
+	"github.com/lanleader/lanleader/internal/proctest"
 )
 
 // whoTransport opens the transport `lanleader who` opens: unicast to the
@@ -106,7 +107,7 @@ func (a *answerTap) stop() {
 }
 
 func TestWhoOverLoopback(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	kr, err := wire.NewKeyring([]byte("0123456789abcdef0123456789abcdef"))
 	require.NoError(t, err)
 	otherKr, err := wire.NewKeyring([]byte("fedcba9876543210fedcba9876543210"))
@@ -175,7 +176,7 @@ func TestWhoOverLoopback(t *testing.T) {
 }
 
 func TestWhoWithNoClusterRunning(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
 	var peers []string
 	for _, p := range loopPorts(t, 3) { // closed again: nobody listens there
 		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", p))
