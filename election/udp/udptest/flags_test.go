@@ -13,6 +13,12 @@ var (
 	// window and ends before deciding its takeover leaves the gap before
 	// it decided (issue 23, unify item 5), 3 of the 1,000 default quorum
 	// scenarios lose an instant silently (seeds 137, 562, 686).
+	// flagHolds: a deposed leader's runs go on for their stop time, held
+	// (Jobs.StopSlowly). Off by default until a follower no longer takes
+	// the unmarked heartbeats of a holder that leads again for a release
+	// of the runs it still runs (TestQuorumStallAfterFireStorm seed 120:
+	// the next leader reruns the instant while its run goes on).
+	flagHolds  = flag.Bool("sim.holds", false, "deposed leaders hold their runs until their stop time is over (Jobs.StopSlowly)")
 	flagLosses = flag.Bool("sim.losses", false, "check after each quorum scenario that no instant was lost silently (CheckJobLosses)")
 )
 

@@ -18,10 +18,12 @@ import (
 // simulated driver that does what the Runner does around the same core:
 //
 //   - leadership: StartLeading with the term the protocol's status shows,
-//     StopLeading when it no longer leads (its runs, on_leader_loss:
-//     cancel, are told cancelled at once, but their processes count as
-//     going for the whole stop time, SIGTERM to the end of SIGKILL's
-//     settling, as a process that ignores SIGTERM would);
+//     StopLeading when it no longer leads; its runs (on_leader_loss:
+//     cancel) end cancelled at once, their processes counting as going
+//     for the whole stop time (SIGTERM to the end of SIGKILL's settling,
+//     as a process that ignores SIGTERM would); with Jobs.StopSlowly they
+//     end then, and the node holds them meanwhile (SetHolding), as a
+//     deposed Runner does;
 //   - the ledger: the core's Ledger is the node's payload (Publish while
 //     leading, SetPayload otherwise), every payload heard is handed to
 //     Hear with its sender and FlagHolding, SetHolding follows the core's
@@ -64,6 +66,10 @@ type Jobs struct {
 	Rerun bool
 	// RunFor is how long a run lasts (zero: it ends as it starts).
 	RunFor time.Duration
+	// StopSlowly makes a deposed leader's runs end only when their stop
+	// time is over, held by their node meanwhile, rather than be told
+	// ended at once.
+	StopSlowly bool
 	// Break, if set, is called with each node's spec before its core is
 	// built: a test's deliberate misconfiguration.
 	Break func(*jobs.Spec)
@@ -105,7 +111,9 @@ type gated struct {
 // running is a run in progress until end.
 type running struct {
 	start jobs.Start
-	end   time.Time
+	end   time.Time // node time
+	// cancelled: told to stop before it ended by itself.
+	cancelled bool
 }
 
 // jobModel is the Sim's job runner state.
@@ -151,13 +159,13 @@ func (r *instantRuns) liveAt(now time.Time) bool {
 	return len(r.live) > 0
 }
 
-// stopped records that node's runs of instant k were told to stop at now:
-// their processes may go on for stop (a crash: they die with the process,
-// within proc.KillSettle; a cancel: the whole stop time).
-func (m *jobModel) stopped(node string, k int64, now time.Time, stop time.Duration) {
+// stopped records that node's runs of instant k end by end (sim time): a
+// crash's die with the process, within proc.KillSettle; a cancelled one
+// goes on for the whole stop time.
+func (m *jobModel) stopped(node string, k int64, end time.Time) {
 	if r := m.runs[k]; r != nil {
 		for i, l := range r.live {
-			if end := now.Add(stop); l.node == node && end.Before(l.end) {
+			if l.node == node && end.Before(l.end) {
 				r.live[i].end = end
 			}
 		}
@@ -230,7 +238,7 @@ func (m *jobModel) step(s *Sim) {
 // driver had not seen the crash of): its runs died with it.
 func (m *jobModel) died(s *Sim, id string, jn *jobNode) {
 	for _, r := range jn.running {
-		m.stopped(id, m.index(s, r.start.Instant), s.now, proc.KillSettle)
+		m.stopped(id, m.index(s, r.start.Instant), s.now.Add(proc.KillSettle))
 	}
 	jn.core, jn.term, jn.pending, jn.running = nil, 0, nil, nil
 }
@@ -310,11 +318,20 @@ func (m *jobModel) stopLeading(s *Sim, sn *simNode, jn *jobNode) {
 		m.stats.NotStarted++
 		jn.core.NotStarted(g.start, "the leadership it was decided in ended")
 	}
-	for _, r := range jn.running {
-		m.stopped(sn.id, m.index(s, r.start.Instant), s.now, m.spec.KillGrace+proc.KillSettle)
-		jn.core.Ended(r.start, jobs.OutcomeCancelled)
+	now := s.nodeNow(sn)
+	for i, r := range jn.running {
+		if stop := now.Add(m.spec.KillGrace + proc.KillSettle); stop.Before(r.end) {
+			jn.running[i].end, jn.running[i].cancelled = stop, true
+			m.stopped(sn.id, m.index(s, r.start.Instant), s.toSim(sn, stop))
+		}
+		if !m.cfg.StopSlowly {
+			jn.core.Ended(r.start, jobs.OutcomeCancelled)
+		}
 	}
-	jn.pending, jn.running = nil, nil
+	if !m.cfg.StopSlowly {
+		jn.running = nil
+	}
+	jn.pending = nil
 	jn.core.StopLeading()
 	jn.term = 0
 }
@@ -355,7 +372,7 @@ func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode, now time.Time) {
 			m.stats.NotStarted++
 			jn.core.NotStarted(g.start, "this node cannot currently act as leader")
 		default:
-			m.start(s, sn, g.start)
+			m.start(s, sn, g.start, s.toSim(sn, now.Add(m.cfg.RunFor)))
 			jn.running = append(jn.running, running{start: g.start, end: now.Add(m.cfg.RunFor)})
 		}
 	}
@@ -366,6 +383,10 @@ func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode, now time.Time) {
 			left = append(left, r)
 			continue
 		}
+		if r.cancelled {
+			jn.core.Ended(r.start, jobs.OutcomeCancelled)
+			continue
+		}
 		if ir := m.runs[m.index(s, r.start.Instant)]; ir != nil {
 			ir.completed = true
 		}
@@ -374,8 +395,9 @@ func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode, now time.Time) {
 	jn.running = left
 }
 
-// start records st, started by sn, and checks that no instant starts twice.
-func (m *jobModel) start(s *Sim, sn *simNode, st jobs.Start) {
+// start records st, started by sn, its process going until end (sim
+// time), and checks that no instant starts twice.
+func (m *jobModel) start(s *Sim, sn *simNode, st jobs.Start, end time.Time) {
 	id, k := sn.id, m.index(s, st.Instant)
 	m.stats.Starts++
 	m.lastStart = s.now
@@ -404,7 +426,7 @@ func (m *jobModel) start(s *Sim, sn *simNode, st jobs.Start) {
 	default:
 		s.logf("%s job starts instant %d (rerun %v)", id, k, st.Rerun)
 	}
-	r.live = append(r.live, liveRun{node: id, end: s.now.Add(m.cfg.RunFor)})
+	r.live = append(r.live, liveRun{node: id, end: end})
 }
 
 // account marks the instants log line l names.

@@ -78,6 +78,7 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	if jobs != nil {
 		// Runs last up to two periods, so that failovers find them going.
 		jobs.RunFor = time.Duration(shape.Int64N(int64(2 * jobs.Every)))
+		jobs.StopSlowly = *flagHolds
 	}
 	s := New(Options{
 		Seed: seed, Base: base, Link: link, Trace: trace, Probes: probes, Drift: drift,

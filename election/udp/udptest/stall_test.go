@@ -50,7 +50,7 @@ func stallAfterFireStorm(seed uint64, trace bool) (s *Sim, n stallCounts, err er
 	ids := nodeIDs(3 + 2*shape.IntN(2))
 	c.ClusterSize = len(ids)
 	tm := c.Timings()
-	jobs := &Jobs{Every: time.Duration(1+shape.IntN(3)) * time.Second, Gather: tm.Gather, Strict: true, Rerun: true, RunFor: 2 * time.Second}
+	jobs := &Jobs{Every: time.Duration(1+shape.IntN(3)) * time.Second, Gather: tm.Gather, Strict: true, Rerun: true, RunFor: 2 * time.Second, StopSlowly: *flagHolds}
 	s = New(Options{Seed: seed, Base: c, Link: LAN, Trace: trace, Jobs: jobs, StateFiles: shape.IntN(2) == 0}, ids...)
 	r := s.Rand()
 	s.Run(10 * c.Interval)
