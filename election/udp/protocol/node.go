@@ -349,8 +349,11 @@ func (n *Node) setRole(r election.Role) {
 
 // setLeader changes the known leader, counting real changes.
 func (n *Node) setLeader(l election.LeaderInfo, prio uint8) {
-	if l.Known() && (l.ID != n.leader.ID || l.Term != n.leader.Term) {
-		n.stats.LeaderChanges++
+	if l.ID != n.leader.ID || l.Term != n.leader.Term {
+		if l.Known() {
+			n.stats.LeaderChanges++
+		}
+		n.hear.beats = beatLog{}
 	}
 	n.leader, n.leaderPrio = l, prio
 }

@@ -216,7 +216,7 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 	switch n.role {
 	case election.Leader:
 		if m.Flags&FlagPreempt != 0 && m.Priority > n.cfg.Priority && m.Term > n.leader.Term {
-			if n.hearsUs(m.Heard) {
+			if n.current(now, m.Heard) {
 				// VRRP preemption: a better node takes over on purpose.
 				n.wait(now, n.yieldWait())
 				return

@@ -18,6 +18,12 @@ type Timings struct {
 	// ClaimResend is when, within the window, the CLAIM is sent again
 	// (one loss must not lose an election): ClaimWindow/2.
 	ClaimResend time.Duration
+	// Reach is how long after a heartbeat every node that hears its
+	// leader has heard it: a LAN round trip, ClaimWindow/2, at most
+	// MinProbeSpacing. Evidence that misses a heartbeat sent or heard
+	// longer ago shows that its sender does not hear that leader
+	// (evidence.go).
+	Reach time.Duration
 	// BackoffMax bounds the wait between suspecting and claiming (ranked
 	// or randomized, see Config.BackoffMax). Config.BackoffMax, or if zero
 	// Interval/2.
@@ -115,6 +121,7 @@ func (c Config) Timings() Timings {
 	}
 	t.Hold = 2 * t.Gather
 	t.ClaimResend = t.ClaimWindow / 2
+	t.Reach = min(t.ClaimWindow/2, MinProbeSpacing)
 	t.RankStep = t.ClaimWindow / 2
 	t.YieldWait = t.ClaimWindow + c.Interval
 	pm := c.PromiseMisses

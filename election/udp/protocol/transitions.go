@@ -35,6 +35,7 @@ func (n *Node) follow(now time.Time, m *Message) {
 			n.noteBeatGap(now.Sub(n.det.Last()))
 		}
 		n.det.Observe(now, m.Beat)
+		n.hear.beats.add(m.Beat, now)
 		n.leaderBeat = max(n.leaderBeat, m.Beat)
 		n.heard = Evidence{Term: m.Term, Beat: n.leaderBeat}
 	}
@@ -202,6 +203,7 @@ func (n *Node) beatEvery(now time.Time) time.Duration {
 func (n *Node) beat(now time.Time) {
 	n.lastBeat = now
 	n.beats++
+	n.hear.beats.add(n.beats, now)
 	var flags uint8
 	if now.Before(n.hear.refuseUntil) {
 		flags = FlagRefused
