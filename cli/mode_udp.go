@@ -435,7 +435,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	return &Elector{
 		Elector: e,
 		Cluster: udpjobs.Cluster(e),
-		Why:     stepDownReason(e),
+		Why:     stepDownReason(e.Stats, e.Quorum),
 		View: func() any {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
 			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())
@@ -448,17 +448,20 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 }
 
 // stepDownReason returns the udp mode's Elector.Why: it compares the
-// protocol's counters with those noted when the leadership started.
-func stepDownReason(e *udp.Elector) func() string {
+// protocol's counters (stats, quorum: the elector's) with those noted when
+// the leadership started.
+func stepDownReason(stats func() protocol.Stats, quorum func() protocol.QuorumStatus) func() string {
 	var mu sync.Mutex
 	var base protocol.Stats
 	return func() string {
-		st, q := e.Stats(), e.Quorum()
+		st, q := stats(), quorum()
 		mu.Lock()
 		defer mu.Unlock()
 		prev := base
 		base = st
 		switch {
+		case st.Fenced > prev.Fenced:
+			return "stalled past its fence (an interval and stall_tolerance after its last heartbeat): followers may have elected a successor; leading again takes a new claim"
 		case st.Pauses > prev.Pauses:
 			return "resumed from a pause: leadership unknown until the cluster is heard again"
 		case q.Size > 0 && q.Lost:

@@ -93,8 +93,12 @@ type Node struct {
 	claimResent   bool
 	claimPreempt  bool
 
-	nextBeat    time.Time
-	lastBeat    time.Time
+	nextBeat time.Time
+	lastBeat time.Time
+	// fence is the Fence this leader's last heartbeat said; leaderFence
+	// the Fence of the newest heartbeat of the leader followed (fence.go).
+	fence       time.Duration
+	leaderFence time.Duration
 	lastAnswer  time.Time
 	lastCorrect time.Time
 
@@ -236,11 +240,15 @@ func (n *Node) nextDeadline() time.Time {
 }
 
 // followDeadline is when a following node suspects its leader: the
-// detector's deadline, counted from a probe's answer too (probe.go).
+// detector's deadline, counted from a probe's answer too (probe.go), and
+// never before the leader's fence (fence.go).
 func (n *Node) followDeadline() time.Time {
 	d := n.det.Deadline()
 	if a := n.pr.alive.Add(n.det.Timeout()); a.After(d) {
 		d = a
+	}
+	if f := n.fenceEnd(); f.After(d) {
+		d = f
 	}
 	if n.relistenUntil.After(d) {
 		return n.relistenUntil
@@ -291,15 +299,15 @@ func (n *Node) Stats() Stats {
 }
 
 // CanActAsLeader reports whether a job may start now: this node leads, is
-// not re-listening after a pause, and its own schedule is not overdue by
-// more than PauseThreshold (which would mean it is paused right now and
-// has not noticed yet). In quorum mode its lease must also be valid. Check
-// it right before every job start.
+// not re-listening after a pause, is within its fence (fence.go) and its
+// own schedule is not overdue by more than PauseThreshold (which would
+// mean it is paused right now and has not noticed yet). In quorum mode
+// its lease must also be valid. Check it right before every job start.
 func (n *Node) CanActAsLeader(now time.Time) bool {
 	if n.role != election.Leader || n.quiet {
 		return false
 	}
-	if now.Before(n.listenUntil) {
+	if now.Before(n.listenUntil) || n.fencePassed(now) {
 		return false
 	}
 	if !n.q.mayAct(now) {

@@ -126,6 +126,8 @@ func TestProbeAnswersRateLimited(t *testing.T) {
 	}
 	assert.Equal(t, maxProbeAnswers, sent, "one sender, one interval")
 	assert.Equal(t, uint64(2*maxProbeAnswers), l.Stats().ProbeAnswersLimited)
+	l.Tick(l.NextTick()) // on schedule: within its fence
+	l.Ready()
 	m := probe
 	m.Seq += 1000
 	assert.Len(t, probeAnswers(l, now.Add(l.cfg.Interval), m), 1, "the next interval has a fresh budget")

@@ -61,8 +61,12 @@ type Stats struct {
 	// leader (id or term), including to and from this node.
 	LeaderChanges uint64
 	// Pauses counts Tick/Step calls that came more than PauseThreshold
-	// after NextTick.
+	// after NextTick, or while leading past the fence.
 	Pauses uint64
+	// Fenced counts leaderships given up because this leader was silent
+	// past its fence (fence.go): stalled for so long that followers may
+	// have elected a successor.
+	Fenced uint64
 	// StaleLeaderIgnored counts heartbeats ignored because they came from a
 	// leader older than the newest one known.
 	StaleLeaderIgnored uint64

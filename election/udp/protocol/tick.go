@@ -13,7 +13,7 @@ func (n *Node) enter(now time.Time) time.Time {
 		now = n.now
 	}
 	n.now = now
-	if !n.quiet && now.Sub(n.scheduled) > n.cfg.PauseThreshold {
+	if !n.quiet && (now.Sub(n.scheduled) > n.cfg.PauseThreshold || n.role == election.Leader && n.fencePassed(now)) {
 		n.onPause(now)
 	}
 	return now

@@ -39,6 +39,15 @@ type Timings struct {
 	// PauseThreshold: a call this late after NextTick means we were paused
 	// (or the host suspended). Config.PauseThreshold, or if zero Interval.
 	PauseThreshold time.Duration
+	// StallTolerance (without quorum) is how long past a heartbeat's due
+	// time a leader may stall and keep leading: Config.StallTolerance, or
+	// if zero Interval/2, at least MinStallTolerance.
+	StallTolerance time.Duration
+	// Fence (without quorum) is how long after its last heartbeat a leader
+	// may stay silent and still act, and the least silence after which a
+	// follower may give it up: Interval + StallTolerance. Every heartbeat
+	// says it (Message.Fence); see fence.go.
+	Fence time.Duration
 	// Relisten is how long a follower that was paused keeps listening for
 	// its leader's queued heartbeats before it may suspect: Interval.
 	Relisten time.Duration
@@ -97,6 +106,7 @@ func (c Config) Timings() Timings {
 		BackoffMax:      c.BackoffMax,
 		PauseThreshold:  c.PauseThreshold,
 		Relisten:        c.Interval,
+		StallTolerance:  c.StallTolerance,
 		ProbeWait:       c.Interval / 2,
 		ForgetPeerAfter: c.ForgetPeerAfter,
 		MaxClaimBackoff: c.Interval << maxClaimBackoffShift,
@@ -112,6 +122,10 @@ func (c Config) Timings() Timings {
 	if t.PauseThreshold == 0 {
 		t.PauseThreshold = c.Interval
 	}
+	if t.StallTolerance == 0 {
+		t.StallTolerance = max(c.Interval/2, MinStallTolerance)
+	}
+	t.Fence = c.Interval + t.StallTolerance
 	if t.ForgetPeerAfter == 0 {
 		t.ForgetPeerAfter = defaultForgetPeer
 	}
