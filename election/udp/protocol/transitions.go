@@ -269,11 +269,14 @@ func (n *Node) onPause(now time.Time) {
 			n.backOff(now, 0)
 			return
 		}
-		// Our window may have passed unseen: claim again, full window.
+		// Our window may have passed unseen: claim again, full window;
+		// this claim must come back too (the node may have gone deaf
+		// while it slept).
 		n.claimSent = now
 		n.claimUntil = now.Add(n.t.ClaimWindow)
 		n.claimResendAt = now.Add(n.t.ClaimResend)
 		n.claimResent = false
+		n.hear.claimEchoed = false
 		n.sendClaim()
 	default:
 		// Heartbeats may be queued behind our pause: give the leader one
