@@ -232,7 +232,7 @@ func (n *Node) nextDeadline() time.Time {
 	}
 	if n.fstate == following {
 		if p := n.ProbeAt(); !p.IsZero() && p.Before(n.followDeadline()) {
-			return p
+			return p // a probe, or the verdict (never after the deadline)
 		}
 		return n.followDeadline()
 	}

@@ -9,21 +9,30 @@ import (
 
 // A follower that misses a heartbeat probes its leader: it sends PROBE to
 // the leader's unicast address, and a live leader answers PROBE_ANSWER
-// with the probe's Nonce. The outcomes:
+// with the probe's Nonce. Three outcomes:
 //
 //   - an answer: the leader is alive (its heartbeat was lost or late).
 //     The follower stops probing until the next heartbeat is due, and the
 //     answer counts as a heartbeat for the detector's deadline;
 //   - port unreachable (the caller's ICMP check, LeaderUnreachable): the
 //     leader's process is gone while its host stayed up;
-//   - silence: up to k probes per missed heartbeat, probeSpacing apart,
-//     and the detector's deadline (Misses × Interval) decides.
+//   - silence after k probes spaced probeSpacing apart: the host is most
+//     likely gone (or the leader stalled past its fence, which it knows).
+//     The verdict comes at the end of the last probe's spacing, never
+//     before the leader's fence (fence.go), and the follower then claims
+//     by rank (leaderGone), as for an unreachable port, instead of
+//     waiting out Misses × Interval. A leader that says no fence (an
+//     older node) is left to the detector.
 //
 // k adapts to the loss the detector measures, as its threshold does
 // (probeCount): a probe fails if it or its answer is lost, and k is the
-// least count whose chance of all failing is under Config.LossTarget.
-// Quorum mode does not probe: there the follower's promise to its leader
-// holds any claim back until about when it would suspect anyway.
+// least count whose chance of all failing is under Config.LossTarget, so
+// a lossy link gets more probes rather than more claims. A wrong verdict
+// costs one futile claim: a live leader answers claims and keeps its
+// place, and followers that hear it reject a claimant whose evidence
+// misses its heartbeats (evidence.go). Quorum mode does not probe: there
+// the follower's promise to its leader holds any claim back until about
+// when it would suspect anyway.
 //
 // The answer is no lever for an attacker. It is smaller than the probe
 // (no Leader, no payload), and a leader answers each sender at most
@@ -33,8 +42,8 @@ import (
 // outstanding counts: a replayed answer (stale Seq, or an old Nonce)
 // cannot keep a dead leader alive. With a key, both are authenticated.
 
-// MinProbes and MaxProbes bound how many probes a follower sends per
-// missed heartbeat (probeCount).
+// MinProbes and MaxProbes bound how many unanswered probes make a
+// follower conclude that its leader's host is gone (probeCount).
 const (
 	MinProbes = 3
 	MaxProbes = 16
@@ -104,38 +113,45 @@ func (n *Node) slotStart(j int) time.Time {
 	return n.det.Last().Add(time.Duration(j)*n.cfg.Interval + n.probeGrace())
 }
 
-// ProbeAt returns when this follower next probes its leader; the zero
-// time if none is due before the detector's own deadline (or the node
-// does not probe).
+// ProbeAt returns when this follower next probes its leader or, after the
+// slot's last probe, gives its verdict; the zero time if neither is due
+// by the detector's own deadline (or the node does not probe).
 func (n *Node) ProbeAt() time.Time {
 	if !n.probing() {
 		return time.Time{}
 	}
 	var at time.Time
+	verdict := false
 	switch {
 	case !n.det.Last().Equal(n.pr.last):
 		at = n.slotStart(1)
-	case n.pr.answered || n.pr.sent >= n.probeCount():
+	case n.pr.answered || n.pr.sent >= n.probeCount() && n.leaderFence == 0:
 		at = n.slotStart(n.pr.slot + 1)
+	case n.pr.sent >= n.probeCount():
+		at, verdict = n.pr.sentAt.Add(n.probeSpacing()), true
+		if f := n.fenceEnd(); f.After(at) {
+			at = f
+		}
 	default:
 		at = n.pr.sentAt.Add(n.probeSpacing())
 	}
 	if at.Before(n.relistenUntil) {
 		at = n.relistenUntil
 	}
-	if !at.Before(n.followDeadline()) {
+	if d := n.followDeadline(); at.After(d) || at.Equal(d) && !verdict {
 		return time.Time{}
 	}
 	return at
 }
 
-// tickProbe sends the probe due at now, reporting whether it did.
+// tickProbe sends the probe due at now, or gives the verdict, reporting
+// whether it did either.
 func (n *Node) tickProbe(now time.Time) bool {
 	at := n.ProbeAt()
 	if at.IsZero() || now.Before(at) {
 		return false
 	}
-	if fresh := !n.det.Last().Equal(n.pr.last); fresh || n.pr.answered || n.pr.sent >= n.probeCount() {
+	if fresh := !n.det.Last().Equal(n.pr.last); fresh || n.pr.answered || n.pr.sent >= n.probeCount() && n.leaderFence == 0 {
 		// A new slot: the one now has reached (the caller may be late).
 		j := max(1, int(now.Sub(n.det.Last())-n.probeGrace())/int(n.cfg.Interval))
 		if !fresh {
@@ -143,6 +159,11 @@ func (n *Node) tickProbe(now time.Time) bool {
 		}
 		n.pr.last, n.pr.slot = n.det.Last(), j
 		n.pr.sent, n.pr.answered = 0, false
+	}
+	if n.pr.sent >= n.probeCount() {
+		n.stats.HostGone++
+		n.leaderGone(now)
+		return true
 	}
 	if n.pr.nonce < n.cfg.Incarnation {
 		// Nonces start at the incarnation: a later process of this node
@@ -208,7 +229,7 @@ func (n *Node) stepProbeAnswer(now time.Time, m *Message) {
 }
 
 // leaderGone makes a follower that knows its leader is gone (its port is
-// closed, or its host answers no probe) claim by rank: RankStep per known
+// closed, or it answered no probe past its fence) claim by rank: RankStep per known
 // peer that would win a claim against it (rankWait). Every follower
 // learns it within a few milliseconds of the others (the same missed
 // heartbeat, the same grace), so a random draw would only add delay; the

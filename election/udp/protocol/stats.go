@@ -88,8 +88,9 @@ type Stats struct {
 	// Probes counts probes sent to this node's leader (probe.go);
 	// ProbeAnswers the answers that proved it alive; ProbeAnswersRefused
 	// answers ignored (not from the leader followed, or naming no probe
-	// outstanding: a replay).
-	Probes, ProbeAnswers, ProbeAnswersRefused uint64
+	// outstanding: a replay); HostGone the verdicts that its host is gone
+	// (k probes unanswered past its fence).
+	Probes, ProbeAnswers, ProbeAnswersRefused, HostGone uint64
 	// ProbesAnswered counts other nodes' probes this leader answered;
 	// ProbeAnswersLimited those over a sender's budget; ProbesNotOurs
 	// probes of another leadership (or received while not leading),

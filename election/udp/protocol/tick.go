@@ -135,8 +135,11 @@ func (n *Node) tickOnce(now time.Time) bool {
 	}
 	switch n.fstate {
 	case following:
+		if n.tickProbe(now) {
+			return true
+		}
 		if now.Before(n.followDeadline()) {
-			return n.tickProbe(now)
+			return false
 		}
 		n.suspectSilence(now)
 	case waiting:
