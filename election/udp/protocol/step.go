@@ -267,7 +267,7 @@ func (n *Node) stepResign(now time.Time, m *Message) {
 		// The leader (or candidate) we granted has stopped for good:
 		// release the grant so a successor can be voted in at once.
 		n.q.release(m.Term, m.From)
-		if n.q.on() && m.Leader == "" {
+		if !n.leaves(m) {
 			return // a candidate gave up its claim; nothing else changes
 		}
 	}

@@ -113,32 +113,73 @@ func TestUnreachableQuorumKeepsRandomBackoff(t *testing.T) {
 
 // TestStartingNodeLearnsEarlierFollowers: followers answer a starting
 // node's QUERY with a presence report, so it knows the followers that
-// started before it (which rankWait needs), not only the leader.
+// started before it (which rankWait needs), not only the leader — in
+// quorum mode too, where a follower whose leader is gone ranks its claim
+// at the end of the promise.
 func TestStartingNodeLearnsEarlierFollowers(t *testing.T) {
-	nw := newNet(t, map[string]uint8{"a": 100, "b": 100, "c": 100})
-	nw.run(2 * time.Second)
-	late, err := NewNode(testConfig("d", 100, 9), nw.now)
-	require.NoError(t, err)
-	nw.nodes["d"] = late
-	nw.pump()
-	for id := range nw.nodes {
-		if id != "d" {
-			assert.Contains(t, late.peers, id)
+	for _, size := range []int{0, 4} {
+		nw := &net{nodes: map[string]*Node{}, down: map[string]bool{}, now: t0}
+		for i, id := range []string{"a", "b", "c"} {
+			c := testConfig(id, 100, uint64(i+1))
+			c.ClusterSize = size
+			n, err := NewNode(c, t0)
+			require.NoError(t, err)
+			nw.nodes[id] = n
+		}
+		nw.pump()
+		nw.run(3 * time.Second)
+		require.Len(t, nw.leaders(), 1, "cluster size %d", size)
+		c := testConfig("d", 100, 9)
+		c.ClusterSize = size
+		late, err := NewNode(c, nw.now)
+		require.NoError(t, err)
+		nw.nodes["d"] = late
+		nw.pump()
+		for id := range nw.nodes {
+			if id != "d" {
+				assert.Contains(t, late.peers, id, "cluster size %d", size)
+			}
+		}
+		// Only once per incarnation: the next query (a leader's after a
+		// pause, say) is not answered with reports.
+		for id, n := range nw.nodes {
+			if id != "d" {
+				n.Ready()
+			}
+		}
+		late.emit("", Message{Type: Query})
+		nw.pump()
+		for id, n := range nw.nodes {
+			if id != "d" {
+				assert.Empty(t, n.Ready(), "%s, cluster size %d", id, size)
+			}
 		}
 	}
-	// Only once per incarnation: the next query (a leader's after a
-	// pause, say) is not answered with reports.
-	for id, n := range nw.nodes {
-		if id != "d" {
-			n.Ready()
+}
+
+// TestQuorumCandidateGivingUpStaysRanked: in quorum mode a candidate
+// whose claim found no majority sends RESIGN to free its voters, but it
+// stays a peer: a follower still ranks its own claim behind it, or both
+// would claim together when their leader is gone and split the votes.
+// Without quorum a candidate's RESIGN means it stops.
+func TestQuorumCandidateGivingUpStaysRanked(t *testing.T) {
+	for _, size := range []int{0, 3} {
+		c := testConfig("c", 100, 1)
+		c.ClusterSize = size
+		n, err := NewNode(c, t0)
+		require.NoError(t, err)
+		ahead := "b"
+		require.True(t, claimsAhead(100, NodeTag(ahead), ahead, 100, n.tag, "c"), "the test needs b to claim ahead of c")
+		now := t0.Add(3 * time.Second)
+		term := MakeTerm(2, 100, NodeTag(ahead))
+		n.Step(now, Message{Type: Claim, Cluster: "test", From: ahead, Incarnation: 1, Seq: 1, Term: term, Priority: 100})
+		require.Equal(t, n.t.RankStep, n.rankWait("dead"), "cluster size %d: b is ahead", size)
+		n.Step(now.Add(n.t.ClaimWindow), Message{Type: Resign, Cluster: "test", From: ahead, Incarnation: 1, Seq: 2, Term: term, Priority: 100})
+		want := n.t.RankStep
+		if size == 0 {
+			want = 0 // it stopped
 		}
-	}
-	late.emit("", Message{Type: Query})
-	nw.pump()
-	for id, n := range nw.nodes {
-		if id != "d" {
-			assert.Empty(t, n.Ready(), id)
-		}
+		assert.Equal(t, want, n.rankWait("dead"), "cluster size %d", size)
 	}
 }
 
