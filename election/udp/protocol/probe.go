@@ -19,10 +19,16 @@ import (
 //   - silence after k probes spaced probeSpacing apart: the host is most
 //     likely gone (or the leader stalled past its fence, which it knows).
 //     The verdict comes at the end of the last probe's spacing, never
-//     before the leader's fence (fence.go), and the follower then claims
-//     by rank (leaderGone), as for an unreachable port, instead of
-//     waiting out Misses × Interval. A leader that says no fence (an
-//     older node) is left to the detector.
+//     before the leader's fence (fence.go; verdictFloor), and the
+//     follower then claims by rank (leaderGone), as for an unreachable
+//     port, instead of waiting out Misses × Interval. A leader that says
+//     no fence (an older node) is left to the detector.
+//
+// In quorum mode the voters' promises to the leader still bound failover:
+// a verdict, or an unreachable port, makes the follower's ranked claim
+// ready the moment they end (leaderGone), instead of a randomized backoff
+// after its detector's deadline. A witness never claims and does not
+// probe.
 //
 // k adapts to the loss the detector measures, as its threshold does
 // (probeCount): a probe fails if it or its answer is lost, and k is the
@@ -30,9 +36,9 @@ import (
 // a lossy link gets more probes rather than more claims. A wrong verdict
 // costs one futile claim: a live leader answers claims and keeps its
 // place, and followers that hear it reject a claimant whose evidence
-// misses its heartbeats (evidence.go). Quorum mode does not probe: there
-// the follower's promise to its leader holds any claim back until about
-// when it would suspect anyway.
+// misses its heartbeats (evidence.go). In quorum mode it costs not even
+// that while the leader's heartbeats come back within the promise: the
+// follower follows again before it may claim.
 //
 // The answer is no lever for an attacker. It is smaller than the probe
 // (no Leader, no payload), and a leader answers each sender at most
@@ -80,9 +86,24 @@ type probeState struct {
 	rtt time.Duration
 }
 
-// probing reports whether this node probes its leader at all.
+// probing reports whether this node probes its leader at all. A witness
+// does not: it never claims, so it has nothing to decide.
 func (n *Node) probing() bool {
-	return !n.quiet && !n.q.on() && n.role == election.Follower && n.fstate == following && n.leader.Addr != ""
+	return !n.quiet && !n.cfg.Witness && n.role == election.Follower && n.fstate == following && n.leader.Addr != ""
+}
+
+// verdictFloor returns the earliest time this follower's probes may give
+// its leader up, and whether they may at all. Without quorum that is the
+// leader's fence (fence.go), and a leader that said none (an older node)
+// is left to the detector. In quorum mode the verdict may come as soon as
+// the probes are done: the follower's promise to the leader holds its
+// claim back until the promise ends (leaderGone).
+func (n *Node) verdictFloor() (time.Time, bool) {
+	if n.q.on() {
+		return time.Time{}, true
+	}
+	f := n.fenceEnd()
+	return f, !f.IsZero()
 }
 
 // probeCount is k, the unanswered probes that make the verdict: the least
@@ -122,15 +143,16 @@ func (n *Node) ProbeAt() time.Time {
 	}
 	var at time.Time
 	verdict := false
+	floor, mayConclude := n.verdictFloor()
 	switch {
 	case !n.det.Last().Equal(n.pr.last):
 		at = n.slotStart(1)
-	case n.pr.answered || n.pr.sent >= n.probeCount() && n.leaderFence == 0:
+	case n.pr.answered || n.pr.sent >= n.probeCount() && !mayConclude:
 		at = n.slotStart(n.pr.slot + 1)
 	case n.pr.sent >= n.probeCount():
 		at, verdict = n.pr.sentAt.Add(n.probeSpacing()), true
-		if f := n.fenceEnd(); f.After(at) {
-			at = f
+		if floor.After(at) {
+			at = floor
 		}
 	default:
 		at = n.pr.sentAt.Add(n.probeSpacing())
@@ -151,7 +173,8 @@ func (n *Node) tickProbe(now time.Time) bool {
 	if at.IsZero() || now.Before(at) {
 		return false
 	}
-	if fresh := !n.det.Last().Equal(n.pr.last); fresh || n.pr.answered || n.pr.sent >= n.probeCount() && n.leaderFence == 0 {
+	_, mayConclude := n.verdictFloor()
+	if fresh := !n.det.Last().Equal(n.pr.last); fresh || n.pr.answered || n.pr.sent >= n.probeCount() && !mayConclude {
 		// A new slot: the one now has reached (the caller may be late).
 		j := max(1, int(now.Sub(n.det.Last())-n.probeGrace())/int(n.cfg.Interval))
 		if !fresh {
@@ -229,16 +252,34 @@ func (n *Node) stepProbeAnswer(now time.Time, m *Message) {
 }
 
 // leaderGone makes a follower that knows its leader is gone (its port is
-// closed, or it answered no probe past its fence) claim by rank: RankStep per known
-// peer that would win a claim against it (rankWait). Every follower
-// learns it within a few milliseconds of the others (the same missed
-// heartbeat, the same grace), so a random draw would only add delay; the
-// best one claims in this very call, and the others yield to its claim
-// on hearing it. If they claim first anyway (they do not know one
-// another, or the best is dead too), the claim window settles it.
+// closed, or it answered no probe past its fence) claim by rank: RankStep
+// per known peer that would win a claim against it (rankWait). Every
+// follower learns it within a few milliseconds of the others (the same
+// missed heartbeat, the same grace), so a random draw would only add
+// delay; the best one claims in this very call, and the others yield to
+// its claim on hearing it. If they claim first anyway (they do not know
+// one another, or the best is dead too), the claim window settles it.
+//
+// In quorum mode the voters' promises to the dead leader still bound
+// failover: the ranked claim is ready the moment they end (promiseEnd),
+// not before.
 func (n *Node) leaderGone(now time.Time) {
-	n.suspect(now, n.rankWait(n.leader.ID))
+	wait := n.rankWait(n.leader.ID)
+	if n.q.on() {
+		wait += max(n.promiseEnd().Sub(now), 0)
+	}
+	n.suspect(now, wait)
 	if !n.waitUntil.After(now) {
 		n.campaign(now, false)
 	}
+}
+
+// promiseEnd is when, as far as this follower can tell, the voters'
+// promises to its leader end (quorum mode): its own grant in force, and
+// at least its promise after the leader's newest heartbeat it heard. The
+// voters granted that heartbeat as it arrived, within a delivery of one
+// another; this node may not have (it was bound to a claim it voted for),
+// and a claim before theirs end would only be refused.
+func (n *Node) promiseEnd() time.Time {
+	return later(n.q.grantedUntil(), n.det.Last().Add(n.q.promise))
 }

@@ -84,31 +84,36 @@ func TestUnreachableRankCapped(t *testing.T) {
 	assert.Equal(t, n.t.BackoffMax, n.rankWait("x"))
 }
 
-// TestUnreachableQuorumKeepsRandomBackoff: in quorum mode the follower's
-// promise to the dead leader holds its claim back; it backs off as before
-// and claims nothing in the call.
-func TestUnreachableQuorumKeepsRandomBackoff(t *testing.T) {
+// TestUnreachableQuorumClaimsWhenThePromiseEnds: in quorum mode the
+// follower's promise to the dead leader holds its claim back. Knowing the
+// leader is gone, it is ready the moment the promise ends: it claims
+// then, by rank (no better peer known here: at once), not after a
+// randomized backoff, and not a moment before.
+func TestUnreachableQuorumClaimsWhenThePromiseEnds(t *testing.T) {
 	c := testConfig("a", 100, 1)
 	c.ClusterSize = 3
 	n, err := NewNode(c, t0)
 	require.NoError(t, err)
-	now := t0.Add(time.Second)
-	n.Step(now, Message{Type: Heartbeat, Cluster: "test", From: "z", Incarnation: 1, Seq: 1, Term: MakeTerm(1, 100, NodeTag("z")), Leader: "z", Beat: 1, Addr: "addr-z"})
+	now := t0.Add(3 * time.Second) // past the start-up promise
+	term := MakeTerm(1, 100, NodeTag("z"))
+	n.Step(now, Message{Type: Heartbeat, Cluster: "test", From: "z", Incarnation: 1, Seq: 1, Term: term, Leader: "z", Beat: 1, Addr: "addr-z"})
 	require.Equal(t, "z", n.Status().Leader.ID)
-	n.Ready()
+	require.Len(t, sentOf(n, Ack), 1, "the heartbeat acked: a promise to z")
+	promiseEnd := n.q.grantedUntil()
+	require.Equal(t, now.Add(n.t.Promise), promiseEnd)
+
 	at := now.Add(time.Millisecond)
-	n.LeaderUnreachable(at, "z", MakeTerm(1, 100, NodeTag("z")))
+	n.LeaderUnreachable(at, "z", term)
 	assert.Equal(t, uint64(1), n.Stats().LeaderUnreachable)
-	assert.Equal(t, election.Follower, n.Status().Role)
 	assert.Equal(t, backingOff, n.fstate)
-	// heartbeat.Backoff at priority 100: a skew of about 0.3 BackoffMax
-	// plus a draw below BackoffMax/2.
-	wait := n.waitUntil.Sub(at)
-	assert.GreaterOrEqual(t, wait, n.t.BackoffMax/4, "the priority skew of the randomized backoff")
-	assert.LessOrEqual(t, wait, n.t.BackoffMax)
-	for _, e := range n.Ready() {
-		assert.NotEqual(t, Claim, e.Msg.Type)
-	}
+	assert.Equal(t, promiseEnd, n.waitUntil, "ready the moment the promise ends")
+	assert.Empty(t, sentOf(n, Claim), "no claim while the promise holds")
+
+	n.Tick(promiseEnd.Add(-time.Nanosecond))
+	assert.Empty(t, sentOf(n, Claim), "no claim a moment before it ends")
+	n.Tick(promiseEnd)
+	assert.Len(t, sentOf(n, Claim), 1, "the claim as it ends")
+	assert.Equal(t, election.Candidate, n.Status().Role)
 }
 
 // TestStartingNodeLearnsEarlierFollowers: followers answer a starting
@@ -284,14 +289,21 @@ func TestSilenceWaitsGraceThenRank(t *testing.T) {
 	}
 }
 
-// TestSilenceQuorumKeepsRandomBackoff: in quorum mode simultaneous claims
-// would split the votes; suspicion draws the randomized backoff.
+// TestSilenceQuorumKeepsRandomBackoff: in quorum mode, where probes
+// cannot decide (here the leader's address is unknown, so there are
+// none), simultaneous claims would split the votes: suspicion draws the
+// randomized backoff.
 func TestSilenceQuorumKeepsRandomBackoff(t *testing.T) {
 	c := testConfig("a", 100, 1)
 	c.ClusterSize = 3
 	n, err := NewNode(c, t0)
 	require.NoError(t, err)
-	followBeats(t, n, t0.Add(time.Second), []time.Duration{0})
+	term := MakeTerm(1, 100, NodeTag("z"))
+	for i := range 2 {
+		n.Step(t0.Add(time.Second+time.Duration(i)*c.Interval), Message{Type: Heartbeat, Cluster: "test", From: "z", Incarnation: 1, Seq: uint64(i + 1), Term: term, Leader: "z", Beat: uint64(i + 1)})
+	}
+	require.Equal(t, "z", n.Status().Leader.ID)
+	require.Zero(t, n.ProbeAt(), "no address to probe")
 	deadline := n.NextTick()
 	n.Tick(deadline)
 	require.Equal(t, backingOff, n.fstate)

@@ -275,21 +275,60 @@ func TestProbeBestFollowerDeadToo(t *testing.T) {
 	}
 }
 
-// TestProbeNotInQuorumMode: in quorum mode a follower's grant to its leader
-// holds its claim back until about when it would suspect anyway, so it
-// does not probe: the failover is the same, without the datagrams.
-func TestProbeNotInQuorumMode(t *testing.T) {
+// TestProbeQuorumClaimsWhenThePromiseEnds: in quorum mode a follower's
+// promise to its leader still bounds failover, but its probes tell it
+// that the leader is gone (a host lost: no answer; a process killed: port
+// unreachable) before the promise ends, so the best-ranked survivor
+// claims the moment it ends instead of a randomized backoff after its
+// suspicion: one candidacy, leading a claim window after the promise. A
+// witness never claims, so it does not probe.
+func TestProbeQuorumClaimsWhenThePromiseEnds(t *testing.T) {
 	c := probeBase()
 	c.ClusterSize = 3
-	for _, seed := range seeds(t, 50) {
-		s := New(Options{Seed: seed, Base: c, Link: LAN, Probes: true}, nodeIDs(3)...)
-		old, err := elect(s, 10*time.Second)
-		require.NoError(t, err)
-		s.Run(time.Duration(s.Rand().Int64N(int64(c.Interval))))
-		s.Crash(old)
-		_, err = waitNewLeader(s, old, 10*time.Second)
-		require.NoError(t, err, "seed %d", seed)
-		assert.Zero(t, s.Counters.Probes, "seed %d", seed)
+	tm := c.Timings()
+	for _, hostDown := range []bool{true, false} {
+		for _, witness := range []bool{false, true} {
+			var ds []time.Duration
+			for _, seed := range seeds(t, 50) {
+				ids := nodeIDs(3)
+				s := New(Options{Seed: seed, Base: c, Link: LAN, Probes: true,
+					Configure: func(id string, c *protocol.Config) { c.Witness = witness && id == ids[2] }}, ids...)
+				old, err := elect(s, 10*time.Second)
+				require.NoError(t, err)
+				s.Run(time.Duration(s.Rand().Int64N(int64(c.Interval))))
+				if hostDown {
+					s.HostDown(old)
+				} else {
+					s.Crash(old)
+				}
+				before := map[string]protocol.Stats{}
+				for _, id := range ids {
+					before[id] = s.Node(id).Stats()
+				}
+				d, err := waitNewLeader(s, old, 10*time.Second)
+				require.NoError(t, err, "seed %d", seed)
+				ds = append(ds, d)
+				// The promise ran from hearing the last heartbeat, sent
+				// at most an interval before the crash.
+				assert.GreaterOrEqual(t, d, tm.Promise-c.Interval+tm.ClaimWindow, "host down %v, seed %d", hostDown, seed)
+				assert.LessOrEqual(t, d, tm.Promise+tm.ClaimWindow+2*LAN.MaxDelay(), "host down %v, seed %d: ready as the promise ends", hostDown, seed)
+				var elections, probes uint64
+				for _, id := range ids {
+					if id == old {
+						continue
+					}
+					st := s.Node(id).Stats()
+					elections += st.Elections - before[id].Elections
+					probes += st.Probes - before[id].Probes
+					if witness && id == ids[2] {
+						assert.Equal(t, before[id].Probes, st.Probes, "seed %d: a witness does not probe", seed)
+					}
+				}
+				assert.Equal(t, uint64(1), elections, "host down %v, seed %d: one candidacy", hostDown, seed)
+				assert.NotZero(t, probes, "seed %d", seed)
+			}
+			t.Logf("quorum, host down %v, witness %v: p50 %v, max %v (promise %v)", hostDown, witness, Percentile(ds, 50), Percentile(ds, 100), tm.Promise)
+		}
 	}
 }
 
