@@ -31,7 +31,9 @@
 //     gathering window (takeOver): leader.go; how late is too late
 //     (tooLate, misfire_grace), the one misfire decision: misfire.go;
 //   - runs still going on other nodes (holds, lapseLocked): holds.go, and
-//     until a previous leader's run can no longer be going: quiet.go;
+//     until a previous leader's run or service copy can no longer be
+//     going, by the stop bound its ledger entry carries (quietAt):
+//     quiet.go;
 //   - a job's identity across a reload, its name (matchJobs): update.go;
 //   - what a node knows of the cluster's runs (adoptLocked, the pool,
 //     the ledger it tells): status.go; a run's end in the ledger

@@ -132,7 +132,7 @@ func TestStartGate(t *testing.T) {
 		mu.Lock()
 		require.Len(t, asked, 1)
 		assert.True(t, asked[0].Instant.Equal(minute(1)), "instant %v", asked[0].Instant)
-		assert.Equal(t, LedgerEntry{JobID: JobIDOf("m"), Instant: asked[0].Instant, Outcome: OutcomeRunning, Term: 1}, asked[0])
+		assert.Equal(t, LedgerEntry{JobID: JobIDOf("m"), Instant: asked[0].Instant, Outcome: OutcomeRunning, Term: 1, Stop: defaultStop}, asked[0])
 		mu.Unlock()
 		s := r.Snapshot()[0]
 		assert.Equal(t, uint64(1), s.Skipped.Refused)

@@ -282,3 +282,7 @@ func (r *records) all() []RunRecord {
 	defer r.mu.Unlock()
 	return append([]RunRecord(nil), r.recs...)
 }
+
+// defaultStop is the stop bound the entry of a process run of a cancel
+// job with the default kill grace carries.
+var defaultStop = stopWithin(DefaultKillGrace + proc.KillSettle)

@@ -340,7 +340,7 @@ func (c *core) interruptLocked(j *job, e LedgerEntry, node string) LedgerEntry {
 	if h, ok := c.holds[e.JobID]; ok && h.released && oneRun(h.entry, e) {
 		c.released[e.JobID] = h
 	}
-	e.Outcome = OutcomeInterrupted
+	e = e.ended(OutcomeInterrupted)
 	c.setOwn(e)
 	c.history.Add(RunRecord{Job: j.spec.Name, ScheduledAt: e.Instant, Term: e.Term, Outcome: OutcomeInterrupted,
 		Node: node, Manual: e.JobID != j.id, Heard: true, ExitCode: -1})
@@ -380,7 +380,7 @@ func (c *core) leaderOfLocked(term uint64) string { return c.leaders[term] }
 // newer (a run started during the gathering window). Must hold c.mu.
 func (c *core) setOwn(e LedgerEntry) {
 	if cur, ok := c.own[e.JobID]; !ok || !newer(cur, e) {
-		c.own[e.JobID] = e
+		c.own[e.JobID] = keepStop(cur, e)
 	}
 }
 

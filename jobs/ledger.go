@@ -18,17 +18,26 @@ const MaxLedgerSize = 1024
 
 // The first byte of an encoded ledger is its version; bump it on any
 // change of layout. Version 2 adds one bit to the outcome byte
-// (heldBit); a ledger without a held entry is written as version 1, which
-// nodes that know only version 1 read (a rolling upgrade: see
+// (heldBit); version 3 another (stopBit), which says that a stop bound
+// follows the term. A ledger is written in the lowest version that holds
+// its entries, so one without a held entry or a stop bound is version 1,
+// which nodes that know only version 1 read (a rolling upgrade: see
 // docs/jobs.md).
 const (
 	ledgerVersion     = 1
 	ledgerVersionHeld = 2
+	ledgerVersionStop = 3
 )
 
-// heldBit, in a version 2 ledger's outcome byte, marks a held entry
+// heldBit, in a version 2 or 3 ledger's outcome byte, marks a held entry
 // (LedgerEntry.Held).
 const heldBit = 0x80
+
+// stopBit, in a version 3 ledger's outcome byte, says that the entry
+// carries its run's stop bound (LedgerEntry.Stop): a uvarint after the
+// term, 0 when nothing bounds the run, else the bound in milliseconds
+// plus one.
+const stopBit = 0x40
 
 // flagTruncated marks a ledger that left entries out to stay within
 // MaxLedgerSize.
@@ -136,6 +145,21 @@ type LedgerEntry struct {
 	// knows it led that run's term (Runner.RestoreLedger). It is the
 	// node's word about itself, never relayed: AdoptLedger drops it.
 	Held bool `json:"-"`
+	// Stop is how long after its leader stops acting the run of a
+	// running entry can still be going, by that leader's clock: set by
+	// the node that started the run, from the spec it ran (quiet.go), and
+	// relayed with the entry, so a successor waits by the run's own bound,
+	// not by its own config. The zero StopBound is "not carried": the
+	// entry came from a node of an earlier version. Only a running entry
+	// carries it.
+	Stop StopBound `json:"-"`
+}
+
+// ended returns e, a running entry, with its run's outcome o: an ended run
+// carries no stop bound.
+func (e LedgerEntry) ended(o Outcome) LedgerEntry {
+	e.Outcome, e.Stop = o, StopBound{}
+	return e
 }
 
 // Ledger is a set of entries, at most one per job.
@@ -173,7 +197,7 @@ func (l Ledger) Encode() []byte {
 		return es[i].JobID < es[j].JobID
 	})
 	body := make([]byte, 0, MaxLedgerSize)
-	var tmp [8 + binary.MaxVarintLen64*2 + 1]byte
+	var tmp [8 + binary.MaxVarintLen64*3 + 1]byte
 	n, truncated, version := 0, l.Truncated, byte(ledgerVersion)
 	const header = 2 + binary.MaxVarintLen16 // version, flags, count (<= 1024)
 	for _, e := range es {
@@ -183,16 +207,25 @@ func (l Ledger) Encode() []byte {
 		if e.Held && e.Outcome == OutcomeRunning {
 			o |= heldBit
 		}
+		if e.Stop.carried && e.Outcome == OutcomeRunning {
+			o |= stopBit
+		}
 		b = append(b, o)
 		b = binary.AppendUvarint(b, e.Term)
+		if o&stopBit != 0 {
+			b = binary.AppendUvarint(b, e.Stop.wire())
+		}
 		if header+len(body)+len(b) > MaxLedgerSize {
 			truncated = true
 			continue
 		}
 		body = append(body, b...)
 		n++
-		if o&heldBit != 0 {
-			version = ledgerVersionHeld
+		switch {
+		case o&stopBit != 0:
+			version = ledgerVersionStop
+		case o&heldBit != 0:
+			version = max(version, ledgerVersionHeld)
 		}
 	}
 	flags := byte(0)
@@ -205,10 +238,10 @@ func (l Ledger) Encode() []byte {
 	return append(out, body...)
 }
 
-// DecodeLedger parses an encoded ledger, of version 1 or 2. Anything
+// DecodeLedger parses an encoded ledger, of version 1, 2 or 3. Anything
 // malformed (unknown version, short or trailing bytes, unknown outcome, a
-// held entry that is not running or in a version 1 ledger, repeated job,
-// oversize) is an error; it never panics.
+// held entry or a stop bound that is not running or in a version that
+// has no such bit, repeated job, oversize) is an error; it never panics.
 func DecodeLedger(b []byte) (Ledger, error) {
 	var l Ledger
 	if len(b) > MaxLedgerSize {
@@ -217,8 +250,9 @@ func DecodeLedger(b []byte) (Ledger, error) {
 	if len(b) < 3 {
 		return l, errors.New("jobs: ledger: too short")
 	}
-	if b[0] != ledgerVersion && b[0] != ledgerVersionHeld {
-		return l, fmt.Errorf("jobs: ledger: version %d, want %d or %d", b[0], ledgerVersion, ledgerVersionHeld)
+	version := b[0]
+	if version < ledgerVersion || version > ledgerVersionStop {
+		return l, fmt.Errorf("jobs: ledger: version %d, want %d to %d", version, ledgerVersion, ledgerVersionStop)
 	}
 	if b[1]&^flagTruncated != 0 {
 		return l, fmt.Errorf("jobs: ledger: unknown flags %#x", b[1])
@@ -250,8 +284,12 @@ func DecodeLedger(b []byte) (Ledger, error) {
 		}
 		o := rest[0]
 		rest = rest[1:]
-		if b[0] == ledgerVersionHeld {
+		if version >= ledgerVersionHeld {
 			e.Held, o = o&heldBit != 0, o&^heldBit
+		}
+		hasStop := false
+		if version >= ledgerVersionStop {
+			hasStop, o = o&stopBit != 0, o&^stopBit
 		}
 		e.Outcome = Outcome(o)
 		if !e.Outcome.valid() {
@@ -265,6 +303,17 @@ func DecodeLedger(b []byte) (Ledger, error) {
 			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: bad term", i)
 		}
 		rest = rest[k:]
+		if hasStop {
+			if e.Outcome != OutcomeRunning {
+				return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: stop bound but %s", i, e.Outcome)
+			}
+			v, k := binary.Uvarint(rest)
+			if k <= 0 || v > maxStopWire {
+				return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: bad stop bound", i)
+			}
+			rest = rest[k:]
+			e.Stop = stopFromWire(v)
+		}
 		if seen[e.JobID] {
 			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: job %016x repeated", i, e.JobID)
 		}

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 	"time"
@@ -85,6 +86,40 @@ func TestLedgerHeldEntries(t *testing.T) {
 	assert.ElementsMatch(t, plain[1:], l.Entries)
 }
 
+// A running entry carries its run's stop bound (bounded, in milliseconds
+// rounded up, or unbounded) in a version 3 ledger; a ledger with none is
+// the version 1 or 2 an earlier node reads. An ended entry carries none.
+func TestLedgerStopBounds(t *testing.T) {
+	es := entries(4) // [0] running, [1] ok, [2] failed, [3] cancelled
+	es[0].Stop = stopWithin(12*time.Second + 300*time.Microsecond)
+	es[3].Outcome, es[3].Stop, es[3].Held = OutcomeRunning, stopUnbounded, true
+	es[1].Stop = stopWithin(time.Second)
+	b := Ledger{Entries: es}.Encode()
+	assert.Equal(t, byte(3), b[0])
+	l, err := DecodeLedger(b)
+	require.NoError(t, err)
+	byID := map[uint64]LedgerEntry{}
+	for _, e := range l.Entries {
+		byID[e.JobID] = e
+	}
+	d, ok := byID[es[0].JobID].Stop.Bound()
+	assert.True(t, ok)
+	assert.Equal(t, 12*time.Second+time.Millisecond, d, "rounded up: a successor never waits less")
+	assert.Equal(t, stopUnbounded, byID[es[3].JobID].Stop)
+	assert.True(t, byID[es[3].JobID].Held)
+	assert.False(t, byID[es[1].JobID].Stop.Carried(), "an ended run has no stop bound")
+	assert.Equal(t, stopWithin(0), stopFromWire(stopWithin(0).wire()), "an http run's zero bound is a bound")
+
+	es[0].Stop, es[3].Stop = StopBound{}, StopBound{}
+	b = Ledger{Entries: es}.Encode()
+	assert.Equal(t, byte(2), b[0], "held, no stop bound")
+	l, err = DecodeLedger(b)
+	require.NoError(t, err)
+	for _, e := range l.Entries {
+		assert.False(t, e.Stop.Carried())
+	}
+}
+
 func TestLedgerDecodeErrors(t *testing.T) {
 	good := Ledger{Entries: entries(2)}.Encode()
 	dup := Ledger{Entries: []LedgerEntry{entries(1)[0], entries(1)[0]}}.Encode()
@@ -111,6 +146,25 @@ func TestLedgerDecodeErrors(t *testing.T) {
 			b[len(b)-2] = 0x80 | byte(OutcomeOK)
 			return b
 		}(), "held but ok"},
+		{"stop bound in version 2", func() []byte {
+			b := Ledger{Entries: []LedgerEntry{{Instant: t0, Outcome: OutcomeRunning, Held: true}}}.Encode()
+			b[len(b)-2] |= 0x40
+			return b
+		}(), "unknown outcome 65"},
+		{"stop bound but ended", func() []byte {
+			b := Ledger{Entries: []LedgerEntry{{Instant: t0, Outcome: OutcomeRunning, Stop: stopWithin(time.Second)}}}.Encode()
+			b[len(b)-4] = 0x40 | byte(OutcomeOK) // outcome, term, stop (2 bytes)
+			return b
+		}(), "stop bound but ok"},
+		{"stop bound cut short", func() []byte {
+			b := Ledger{Entries: []LedgerEntry{{Instant: t0, Outcome: OutcomeRunning, Stop: stopWithin(time.Second)}}}.Encode()
+			return b[:len(b)-1]
+		}(), "bad stop bound"},
+		{"stop bound too long", func() []byte {
+			b := Ledger{Entries: []LedgerEntry{{Instant: t0, Outcome: OutcomeRunning, Stop: stopWithin(time.Second)}}}.Encode()
+			b = b[:len(b)-2]
+			return binary.AppendUvarint(b, maxStopWire+1)
+		}(), "bad stop bound"},
 		{"oversize", make([]byte, MaxLedgerSize+1), "limit"},
 	}
 	for _, tt := range tests {
@@ -127,6 +181,7 @@ func FuzzLedgerDecode(f *testing.F) {
 	f.Add(Ledger{Entries: entries(200)}.Encode())
 	f.Add(Ledger{}.Encode())
 	f.Add(Ledger{Entries: []LedgerEntry{{JobID: 1, Instant: t0, Outcome: OutcomeRunning, Term: 7, Held: true}}}.Encode())
+	f.Add(Ledger{Entries: []LedgerEntry{{JobID: 1, Instant: t0, Outcome: OutcomeRunning, Term: 7, Stop: stopWithin(time.Second)}}}.Encode())
 	f.Add([]byte{1, 0, 1})
 	f.Add([]byte{1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {

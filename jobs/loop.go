@@ -348,7 +348,7 @@ func (c *core) startLocked(j *job, spec Spec, instant time.Time, term uint64) Ru
 	instant = instant.UTC() // one spelling of the key in ledger, logs and LANLEADER_SCHEDULED_AT
 	c.runStartedLocked(j)
 	delete(c.unknown, j.id) // our own entry is now the latest word
-	c.own[j.id] = LedgerEntry{JobID: j.id, Instant: instant, Outcome: OutcomeRunning, Term: term}
+	c.own[j.id] = c.runningEntry(j.id, instant, term, &spec)
 	j.schedRuns = append(j.schedRuns, c.own[j.id])
 	c.ledgerChanged()
 	return RunRecord{Job: spec.Name, ScheduledAt: instant, Term: term}

@@ -59,7 +59,7 @@ func TestTakeoverConcludesADeadLeadersManualRun(t *testing.T) {
 				rec, err := a.Trigger("m")
 				require.NoError(t, err)
 				time.Sleep(5 * time.Second) // 00:00:15: b and c heard it
-				running := LedgerEntry{JobID: ManualJobIDOf("m"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 1}
+				running := LedgerEntry{JobID: ManualJobIDOf("m"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 1, Stop: defaultStop}
 				restored := a.StateLedger() // a's state file
 				got, ok := manualEntry(t, b, "m")
 				require.True(t, ok)
@@ -79,7 +79,7 @@ func TestTakeoverConcludesADeadLeadersManualRun(t *testing.T) {
 				time.Sleep(2 * time.Second) // b's window ended at 00:00:23
 				synctest.Wait()
 				interrupted := running
-				interrupted.Outcome = OutcomeInterrupted
+				interrupted = interrupted.ended(OutcomeInterrupted)
 				got, _ = manualEntry(t, b, "m")
 				assert.Equal(t, interrupted, got)
 				warns := logs.find(manualInterruptedWarn)
@@ -153,7 +153,7 @@ func TestTakeoverLeavesAHeldManualRunRunning(t *testing.T) {
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 
-		running := LedgerEntry{JobID: ManualJobIDOf("m"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 1}
+		running := LedgerEntry{JobID: ManualJobIDOf("m"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 1, Stop: stopUnbounded}
 		got, ok := manualEntry(t, h.b, "m")
 		require.True(t, ok)
 		assert.Equal(t, running, got, "held: not concluded at the takeover")
@@ -193,7 +193,7 @@ func TestTakeoverLeavesItsOwnManualRunRunning(t *testing.T) {
 
 		got, ok := manualEntry(t, a, "m")
 		require.True(t, ok)
-		assert.Equal(t, LedgerEntry{JobID: ManualJobIDOf("m"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 1}, got)
+		assert.Equal(t, LedgerEntry{JobID: ManualJobIDOf("m"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 1, Stop: stopUnbounded}, got)
 		assert.Empty(t, logs.find(manualInterruptedWarn))
 		time.Sleep(time.Minute)
 		synctest.Wait()

@@ -25,6 +25,9 @@ func TestOverlapAllowOlderRunsEndKeepsTheNewerRunning(t *testing.T) {
 		want := func(instant time.Time, o Outcome) {
 			t.Helper()
 			e := LedgerEntry{JobID: JobIDOf("o"), Instant: instant, Outcome: o, Term: 1}
+			if o == OutcomeRunning {
+				e.Stop = defaultStop
+			}
 			mine := e
 			mine.Held = o == OutcomeRunning // n1 runs it, and started it
 			for name, want := range map[string]LedgerEntry{"told": mine, "kept": mine} {

@@ -118,10 +118,16 @@ type cutOff struct {
 
 // newCutOff builds the two runners: b with succession, a's runs lasting d.
 func newCutOff(t *testing.T, ctx context.Context, spec Spec, succession election.Succession, d time.Duration) *cutOff {
+	return newCutOffSpecs(t, ctx, spec, spec, succession, d)
+}
+
+// newCutOffSpecs is newCutOff with a's spec of the job and b's apart (a
+// rolling config change).
+func newCutOffSpecs(t *testing.T, ctx context.Context, specA, specB Spec, succession election.Succession, d time.Duration) *cutOff {
 	c := &cutOff{lives: &lifetimes{}, logs: &logSink{}}
-	c.a = newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Succession: succession}, nil)
+	c.a = newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{specA}, Succession: succession}, nil)
 	c.a.exec = c.lives.exec("a", d)
-	c.b = newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Succession: succession,
+	c.b = newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{specB}, Succession: succession,
 		Gather: time.Second, Logger: slog.New(c.logs)}, nil)
 	c.b.exec = c.lives.exec("b", d)
 	c.ea, c.eb = newFakeElector(ctx, "a", c.a.Callbacks()), newFakeElector(ctx, "b", c.b.Callbacks())
@@ -205,6 +211,71 @@ func TestSuccessorRerunsACutOffLeadersRunOnlyOnceItIsGone(t *testing.T) {
 				require.Len(t, waits, 1)
 				assert.Equal(t, "a", waits[0]["node"])
 				assert.Len(t, c.logs.find("jobs: previous leader's run can no longer be going (stopped with its leadership, kill grace over); run interrupted, running it again (rerun_interrupted)"), 1)
+				c.stop(t, cancel)
+			})
+		})
+	}
+}
+
+// A rolling config change shortens kill_grace (or the timeout of a finish
+// job) on the successor while the old leader's run still has the long
+// one: the successor waits by the stop bound the run's ledger entry
+// carries, the old leader's, not by its own config. It fell back on its
+// own only for an entry from a node of an earlier version, which carries
+// none. Without the bound on the wire it reran the instant 3.6 s after the
+// takeover, beside the run dying for 20 s.
+func TestSuccessorWaitsByTheStopBoundTheRunCarries(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		specA, specB Spec
+		oldVersion   bool // a's ledger as an earlier version sends it
+		wait         time.Duration
+	}{{
+		name:  "cancel, kill_grace 20 s on a, 2 s on b",
+		specA: Spec{KillGrace: 20 * time.Second}, specB: Spec{KillGrace: 2 * time.Second},
+		wait: stretched(20*time.Second + proc.KillSettle),
+	}, {
+		name:  "finish, timeout 40 s on a, 10 s on b",
+		specA: Spec{OnLeaderLoss: LeaderLossFinish, Timeout: 40 * time.Second, KillGrace: 2 * time.Second},
+		specB: Spec{OnLeaderLoss: LeaderLossFinish, Timeout: 10 * time.Second, KillGrace: 2 * time.Second},
+		wait:  stretched(40*time.Second + 2*time.Second + proc.KillSettle),
+	}, {
+		name:  "an entry from an earlier version: b's own config",
+		specA: Spec{KillGrace: 2 * time.Second}, specB: Spec{KillGrace: 5 * time.Second},
+		oldVersion: true,
+		wait:       stretched(5*time.Second + proc.KillSettle),
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				specA, specB := tc.specA, tc.specB
+				for _, s := range []*Spec{&specA, &specB} {
+					s.Name, s.Schedule, s.Shell, s.RerunInterrupted = "m", "0 * * * *", "x", true
+				}
+				c := newCutOffSpecs(t, ctx, specA, specB, quorumSuccession, 5*time.Minute)
+				time.Sleep(time.Hour + 10*time.Second) // a runs 01:00:00
+				synctest.Wait()
+				l, err := DecodeLedger(c.a.Ledger())
+				require.NoError(t, err)
+				if tc.oldVersion {
+					for i := range l.Entries {
+						l.Entries[i].Stop = StopBound{}
+					}
+				}
+				require.NoError(t, c.b.AdoptLedgerFrom("a", false, l.Encode()))
+				c.ea.follow("", 1)
+				c.eb.lead(2)
+				c.takeover = time.Now()
+				time.Sleep(tc.wait + 5*time.Second)
+				synctest.Wait()
+
+				bRuns := c.lives.of("b")
+				require.Len(t, bRuns, 1, "b reran a's instant once")
+				assert.Equal(t, c.takeover.Add(tc.wait), bRuns[0].start, "b reran it as soon as it could no longer be going")
+				if !tc.oldVersion {
+					x, y, overlap := c.lives.overlapping()
+					assert.False(t, overlap, "runs overlapped: %+v and %+v", x, y)
+				}
 				c.stop(t, cancel)
 			})
 		})
@@ -479,8 +550,33 @@ func TestStopBound(t *testing.T) {
 		"http, finish, timeout":          {Spec{HTTP: req, OnLeaderLoss: LeaderLossFinish, Timeout: time.Minute}, time.Minute, true},
 		"http, finish, no timeout":       {Spec{HTTP: req, OnLeaderLoss: LeaderLossFinish}, 0, false},
 	} {
-		got, ok := r.stopBound(&tc.spec)
+		stop := r.runStop(&tc.spec)
+		got, ok := stop.Bound()
+		assert.True(t, stop.Carried(), name)
 		assert.Equal(t, tc.ok, ok, name)
 		assert.Equal(t, tc.want, got, name)
 	}
+}
+
+// A running entry's stop bound is the run's, whoever relays it: a copy of
+// the same run relayed by a node of an earlier version, which carries
+// none, does not take it away; an ended entry carries none.
+func TestARelayWithoutTheStopBoundKeepsIt(t *testing.T) {
+	r := newTestRunner(t, "b", &fakeExec{}, Spec{Name: "m", Schedule: "* * * * *", Shell: "x"})
+	run := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(1), Outcome: OutcomeRunning, Term: 1, Stop: stopWithin(30 * time.Second)}
+	bare := run
+	bare.Stop = StopBound{}
+	require.NoError(t, r.AdoptLedgerFrom("a", false, Ledger{Entries: []LedgerEntry{run}}.Encode()))
+	require.NoError(t, r.AdoptLedgerFrom("c", false, Ledger{Entries: []LedgerEntry{bare}}.Encode()))
+	l, err := DecodeLedger(r.Ledger())
+	require.NoError(t, err)
+	require.Len(t, l.Entries, 1)
+	assert.Equal(t, run, l.Entries[0])
+
+	ended := run.ended(OutcomeOK)
+	require.NoError(t, r.AdoptLedgerFrom("a", false, Ledger{Entries: []LedgerEntry{ended}}.Encode()))
+	l, err = DecodeLedger(r.Ledger())
+	require.NoError(t, err)
+	assert.Equal(t, []LedgerEntry{ended}, l.Entries)
+	assert.Equal(t, byte(1), r.Ledger()[0], "nothing running: version 1")
 }

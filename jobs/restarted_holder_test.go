@@ -157,12 +157,12 @@ func TestLedgerMarksHeldOnlyThisProcesssRuns(t *testing.T) {
 		synctest.Wait()
 		rec, err := r.Trigger("n")
 		require.NoError(t, err)
-		mine := LedgerEntry{JobID: ManualJobIDOf("n"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 3, Held: true}
+		mine := LedgerEntry{JobID: ManualJobIDOf("n"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 3, Held: true, Stop: stopUnbounded}
 		assert.Equal(t, mine, told()[mine.JobID], "its own run")
 		assert.Equal(t, old, told()[old.JobID], "gathering: not concluded yet")
 		time.Sleep(time.Minute + time.Second)
 		synctest.Wait()
-		mine.Outcome, mine.Held = OutcomeOK, false
+		mine, mine.Held = mine.ended(OutcomeOK), false
 		assert.Equal(t, mine, told()[mine.JobID])
 		concluded := old
 		concluded.Outcome = OutcomeInterrupted

@@ -110,7 +110,7 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		runCtx = r.stopCtx
 	}
 	log := r.log.With("job", spec.Name, "run_id", rec.RunID)
-	e := LedgerEntry{JobID: j.id, Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: term}
+	e := r.runningEntry(j.id, rec.ScheduledAt, term, &spec)
 	if err := r.cluster.Commit(leaderCtx, spec.Name, e); err != nil {
 		r.count(j, func(c *Counters) { c.Refused++ })
 		rec.Outcome, rec.Error = OutcomeCancelled, "not started: could not record the run in the cluster: "+err.Error()
@@ -285,8 +285,7 @@ func (c *core) finishLocked(j *job, rec RunRecord) {
 	// older run (or a run of the same instant under an older term) ends
 	// while a newer one goes on, and must not overwrite its entry.
 	if e, ok := c.own[id]; ok && oneRun(e, LedgerEntry{Instant: rec.ScheduledAt, Term: rec.Term}) {
-		e.Outcome = rec.Outcome
-		c.own[id] = e
+		c.own[id] = e.ended(rec.Outcome)
 		c.ledgerChanged()
 	}
 	c.runEndedLocked() // after the ledger shows the outcome: a release carries it

@@ -152,16 +152,14 @@ func (r *Runner) startAtLocked(sv *service, term uint64, since time.Time) (time.
 		return since, "" // none recorded running, or it is this leadership's own
 	}
 	node := r.leaderOfLocked(e.Term)
-	if node == r.cfg.Node {
-		// This node's earlier copy: one of this process is waited for
-		// (supervise); one of a previous process died with it.
-		return since.Add(proc.KillSettle), fmt.Sprintf("this node's copy of term %d, from before its restart, is being killed", e.Term)
-	}
-	quiet, bounded := r.timing.Succession.QuietAt(since, serviceStopOf(e))
-	if !bounded {
+	mine := node == r.cfg.Node // one of this process is waited for (supervise)
+	quiet, bounded := quietAt(r.timing.Succession, since, mine, stopOf(e, StopBound{}))
+	switch {
+	case !bounded:
 		return since, ""
-	}
-	if node == "" {
+	case mine:
+		return quiet, fmt.Sprintf("this node's copy of term %d, from before its restart, is being killed", e.Term)
+	case node == "":
 		node = "an earlier leader"
 	}
 	return quiet, fmt.Sprintf("the copy %s started under term %d may still be running", node, e.Term)

@@ -146,6 +146,7 @@ func (c *core) adoptLocked(l Ledger) {
 		}
 		e.Held = false // its sender's word about itself (holdLocked)
 		if cur, ok := c.peer[e.JobID]; !ok || !newer(cur, e) {
+			e = keepStop(cur, e)
 			changed = changed || !ok || cur != e
 			c.peer[e.JobID] = e
 		}

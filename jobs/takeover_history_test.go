@@ -41,7 +41,7 @@ func TestTakeoverRecordsADeadLeadersScheduledRunInItsHistory(t *testing.T) {
 				a, b, c, ea, eb, ec := cl.a, cl.b, cl.c, cl.ea, cl.eb, cl.ec
 				logs, node, set := cl.logs, cl.node, cl.net.set
 				time.Sleep(minute(1).Add(15 * time.Second).Sub(time.Now())) // a started 00:01; b and c heard it
-				running := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(1), Outcome: OutcomeRunning, Term: 1}
+				running := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(1), Outcome: OutcomeRunning, Term: 1, Stop: defaultStop}
 				restored := a.StateLedger() // a's state file
 				require.NotNil(t, b.Snapshot()[0].Ledger)
 				require.Equal(t, running, *b.Snapshot()[0].Ledger)

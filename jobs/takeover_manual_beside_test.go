@@ -59,15 +59,15 @@ func TestManualRunDuringGatherDoesNotKeepADeadLeadersRunRunning(t *testing.T) {
 				sched := dead
 				if rerun {
 					assert.Equal(t, []string{rec.ScheduledAt.Format(time.RFC3339), "2000-01-01T00:00:00Z"}, f.scheduled("m"))
-					sched.Term = 2 // the rerun, going
+					sched.Term, sched.Stop = 2, defaultStop // the rerun, going
 				} else {
 					assert.Equal(t, []string{rec.ScheduledAt.Format(time.RFC3339)}, f.scheduled("m"), "not run again")
-					sched.Outcome = OutcomeInterrupted
+					sched = sched.ended(OutcomeInterrupted)
 				}
 				sched.Held = rerun // b runs the rerun
 				assert.Equal(t, sched, got[JobIDOf("m")])
 				assert.Equal(t, LedgerEntry{JobID: ManualJobIDOf("m"), Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: 2,
-					Held: true}, got[ManualJobIDOf("m")], "the manual run goes on, b's")
+					Held: true, Stop: defaultStop}, got[ManualJobIDOf("m")], "the manual run goes on, b's")
 				cancel()
 				require.NoError(t, b.Wait(context.Background()))
 			})
@@ -111,10 +111,10 @@ func TestLeaderWithAManualRunGoingConcludesADeadLeadersRun(t *testing.T) {
 				sched := dead
 				if rerun {
 					assert.Equal(t, []string{rec.ScheduledAt.Format(time.RFC3339), "2000-01-01T00:05:00Z"}, f.scheduled("m"))
-					sched.Term = 3 // the rerun, going
+					sched.Term, sched.Stop = 3, stopUnbounded // the rerun, going
 				} else {
 					assert.Equal(t, []string{rec.ScheduledAt.Format(time.RFC3339)}, f.scheduled("m"), "not run again")
-					sched.Outcome = OutcomeInterrupted
+					sched = sched.ended(OutcomeInterrupted)
 				}
 				assert.Equal(t, &sched, a.Snapshot()[0].Ledger)
 				cancel()

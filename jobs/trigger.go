@@ -80,7 +80,7 @@ func (c *core) triggerLocked(j *job, runID string, term uint64, now time.Time) (
 	}
 	id := ManualJobIDOf(j.spec.Name)
 	c.runStartedLocked(j)
-	c.own[id] = LedgerEntry{JobID: id, Instant: rec.ScheduledAt, Outcome: OutcomeRunning, Term: term}
+	c.own[id] = c.runningEntry(id, rec.ScheduledAt, term, &j.spec)
 	c.manualRuns[rec.RunID] = rec
 	c.ledgerChanged()
 	c.logs.Info("jobs: manual run requested", "job", j.spec.Name, "run_id", rec.RunID, "term", term)
