@@ -18,9 +18,13 @@ import (
 // failure hooks) are the same for every kind.
 type executor interface {
 	execute(ctx context.Context, a *attemptCall) attemptResult
-	// stopTime is how long an attempt can go on once its ctx ended, with
-	// killGrace between SIGTERM and SIGKILL (quiet.go).
+	// stopTime is how long an attempt can go on once its ctx ended or
+	// its licence ran out, with killGrace between SIGTERM and SIGKILL
+	// (quiet.go).
 	stopTime(killGrace time.Duration) time.Duration
+	// licensed reports whether its attempts run under a licence
+	// (licence.go).
+	licensed() bool
 }
 
 // attemptCall is one attempt as an executor gets it.
@@ -33,6 +37,9 @@ type attemptCall struct {
 	env []string
 	// killGrace is the time between SIGTERM and SIGKILL of a process.
 	killGrace time.Duration
+	// licence bounds a process's life from outside lanleader (licence.go);
+	// nil if none.
+	licence *proc.Licence
 	// output receives each line the attempt printed (a process's stdout
 	// and stderr, a response's body), partial as proc.Spec.OnLine says.
 	output func(stream string, line string, partial bool)
@@ -54,6 +61,9 @@ type attemptResult struct {
 	// Stopped: ctx ended before the attempt did (the process group was
 	// signalled, the request aborted).
 	Stopped bool
+	// Expired: the attempt's licence ran out while it went on, so its shim
+	// stopped it (licence.go).
+	Expired bool
 	// What says how it ended, for logs and RunRecord.Error: "exit 3",
 	// "signal killed", "HTTP 503 Service Unavailable (accept: 2xx)", a
 	// start or transport error.
@@ -89,10 +99,14 @@ type procExecutor struct {
 }
 
 // stopTime: SIGTERM, SIGKILL killGrace later, and the processes gone
-// within proc.KillSettle after that.
+// within proc.LicenceKillSettle after that: the shim's doing once the
+// licence ran out, which it does by itself; lanleader's own stop, when ctx
+// ends, only comes sooner.
 func (p procExecutor) stopTime(killGrace time.Duration) time.Duration {
-	return killGrace + proc.KillSettle
+	return killGrace + proc.LicenceKillSettle
 }
+
+func (p procExecutor) licensed() bool { return true }
 
 func (p procExecutor) execute(ctx context.Context, a *attemptCall) attemptResult {
 	argv := a.spec.Command
@@ -104,11 +118,13 @@ func (p procExecutor) execute(ctx context.Context, a *attemptCall) attemptResult
 		Dir:       a.spec.Dir,
 		Env:       a.env,
 		KillGrace: a.killGrace,
+		Licence:   a.licence,
 		OnLine: func(s proc.Stream, line string, partial bool) {
 			a.output(string(s), line, partial)
 		},
 	})
-	return attemptResult{OK: res.OK(), Code: res.ExitCode, Stopped: res.Stopped, What: res.String(), Duration: res.Duration}
+	return attemptResult{OK: res.OK(), Code: res.ExitCode, Stopped: res.Stopped, Expired: res.Expired,
+		What: res.String(), Duration: res.Duration}
 }
 
 // identityVar is one thing a run is told about itself: a process as

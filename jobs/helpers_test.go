@@ -16,9 +16,10 @@ import (
 
 // call is one attempt seen by the fake executor.
 type call struct {
-	Argv []string
-	Env  map[string]string
-	At   time.Time
+	Argv    []string
+	Env     map[string]string
+	At      time.Time
+	Licence *proc.Licence
 }
 
 // fakeExec replaces process execution so scheduling tests run entirely in
@@ -31,7 +32,7 @@ type fakeExec struct {
 }
 
 func (f *fakeExec) run(ctx context.Context, s proc.Spec) proc.Result {
-	c := call{Argv: s.Argv, Env: envMap(s.Env), At: time.Now()}
+	c := call{Argv: s.Argv, Env: envMap(s.Env), At: time.Now(), Licence: s.Licence}
 	f.mu.Lock()
 	f.calls = append(f.calls, c)
 	pid := 1000 + len(f.calls)
@@ -176,8 +177,17 @@ func newTestRunnerCfg(t *testing.T, tc testConfig, f *fakeExec) *Runner {
 	if f != nil {
 		r.exec = f.run
 	}
+	r.bootNow = fakeBootNow
 	return r
 }
+
+// fakeBootNow is a licence's clock as tests read it: inside a synctest
+// bubble, its fake clock.
+func fakeBootNow() time.Duration { return time.Duration(time.Now().UnixNano()) }
+
+// expired reports whether lic, if any, has run out at fakeBootNow: what a
+// fake process reads where a real one's shim would stop it.
+func expired(lic *proc.Licence) bool { return lic != nil && fakeBootNow() > lic.Deadline() }
 
 // startRun starts j's run of instant under term at once, as step does
 // with a start that passed every check: for tests of what a run does.
@@ -285,4 +295,4 @@ func (r *records) all() []RunRecord {
 
 // defaultStop is the stop bound the entry of a process run of a cancel
 // job with the default kill grace carries.
-var defaultStop = stopWithin(DefaultKillGrace + proc.KillSettle)
+var defaultStop = stopWithin(cancelStop(DefaultKillGrace))

@@ -51,6 +51,9 @@ type httpExecutor struct {
 // does with it, its Idempotency-Key covers).
 func (h httpExecutor) stopTime(time.Duration) time.Duration { return 0 }
 
+// licensed: a request has no shim; its abort is lanleader's.
+func (h httpExecutor) licensed() bool { return false }
+
 func (h httpExecutor) execute(ctx context.Context, a *attemptCall) attemptResult {
 	start := time.Now()
 	res := h.do(ctx, a)

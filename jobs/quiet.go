@@ -128,14 +128,18 @@ func (c *core) killGrace(spec *Spec) time.Duration {
 
 // runStop returns how long after its leader stops acting a run of spec
 // can still be going, the bound its ledger entry carries: with
-// on_leader_loss: cancel, its attempt's stop time (a process's kill grace
-// and settling, executor.stopTime); with finish, the attempt's timeout and
-// then its stop time (no retry starts once leadership is lost), and
-// nothing bounds it without a timeout. The old leader's host times it: a
+// on_leader_loss: cancel, its licence (a process's, licence.go) and then
+// its attempt's stop time (a process's kill grace and settling,
+// executor.stopTime); with finish, the attempt's timeout and then its
+// stop time (no retry starts once leadership is lost), and nothing bounds
+// it without a timeout. The old leader's host times it: a
 // successor counts it longer (election.Succession.QuietAt).
 func (c *core) runStop(spec *Spec) StopBound {
-	stop := executorKind(spec).stopTime(c.killGrace(spec))
+	ex := executorKind(spec)
+	stop := ex.stopTime(c.killGrace(spec))
 	switch {
+	case spec.OnLeaderLoss == LeaderLossCancel && ex.licensed():
+		return stopWithin(Licence + stop)
 	case spec.OnLeaderLoss == LeaderLossCancel:
 		return stopWithin(stop)
 	case spec.Timeout > 0:

@@ -27,7 +27,9 @@ type life struct {
 
 // lifetimes is an executor for several nodes that records each run's life.
 // Its processes ignore SIGTERM: stopped, an attempt ends only when SIGKILL
-// comes, its kill grace later, as a job that traps SIGTERM would.
+// comes, its kill grace later, as a job that traps SIGTERM would. An
+// attempt under a licence is stopped so too once the licence runs out, as
+// its shim would, whatever its node does.
 type lifetimes struct {
 	mu   sync.Mutex
 	runs []*life
@@ -44,11 +46,24 @@ func (l *lifetimes) exec(node string, d time.Duration) func(context.Context, pro
 		res := proc.Result{Started: rec.start}
 		t := time.NewTimer(d)
 		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			time.Sleep(s.KillGrace) // SIGTERM ignored
-			res.Stopped, res.Killed, res.ExitCode, res.Signal = true, true, -1, 9
+		shim := time.NewTicker(Licence / 30)
+		defer shim.Stop()
+	wait:
+		for {
+			select {
+			case <-t.C:
+				break wait
+			case <-shim.C:
+				if expired(s.Licence) {
+					time.Sleep(s.KillGrace) // SIGTERM ignored
+					res.Expired, res.Killed, res.ExitCode, res.Signal = true, true, -1, 9
+					break wait
+				}
+			case <-ctx.Done():
+				time.Sleep(s.KillGrace) // SIGTERM ignored
+				res.Stopped, res.Killed, res.ExitCode, res.Signal = true, true, -1, 9
+				break wait
+			}
 		}
 		l.mu.Lock()
 		rec.end = time.Now()
@@ -94,6 +109,12 @@ func (l *lifetimes) overlapping() (life, life, bool) {
 	return life{}, life{}, false
 }
 
+// cancelStop is the stop bound of a cancel job's process with kill grace
+// grace: its licence runs out, SIGTERM, SIGKILL a grace later, gone.
+func cancelStop(grace time.Duration) time.Duration {
+	return Licence + grace + proc.LicenceKillSettle
+}
+
 // stretched is d timed by another host's clock, as a successor counts it:
 // a fifth more, for clock rates differing by up to 20 %.
 func stretched(d time.Duration) time.Duration { return d * 6 / 5 }
@@ -114,6 +135,9 @@ type cutOff struct {
 	logs   *logSink
 	// takeover is when b's leadership started.
 	takeover time.Time
+	// paused makes a's guard say no, as a SIGSTOPped lanleader's would
+	// if it could answer: it renews no licence.
+	paused atomic.Bool
 }
 
 // newCutOff builds the two runners: b with succession, a's runs lasting d.
@@ -125,7 +149,8 @@ func newCutOff(t *testing.T, ctx context.Context, spec Spec, succession election
 // rolling config change).
 func newCutOffSpecs(t *testing.T, ctx context.Context, specA, specB Spec, succession election.Succession, d time.Duration) *cutOff {
 	c := &cutOff{lives: &lifetimes{}, logs: &logSink{}}
-	c.a = newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{specA}, Succession: succession}, nil)
+	c.a = newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{specA}, Succession: succession,
+		CanRun: func() bool { return !c.paused.Load() }}, nil)
 	c.a.exec = c.lives.exec("a", d)
 	c.b = newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{specB}, Succession: succession,
 		Gather: time.Second, Logger: slog.New(c.logs)}, nil)
@@ -174,19 +199,19 @@ func TestSuccessorRerunsACutOffLeadersRunOnlyOnceItIsGone(t *testing.T) {
 		spec:       Spec{KillGrace: 10 * time.Second},
 		succession: quorumSuccession,
 		cutAfter:   30 * time.Second,
-		wait:       stretched(10*time.Second + proc.KillSettle),
+		wait:       stretched(cancelStop(10 * time.Second)),
 	}, {
 		name:       "etcd, cancel",
 		spec:       Spec{KillGrace: 3 * time.Second},
 		succession: election.Succession{Bounded: true, Overhang: 2 * time.Second},
 		cutAfter:   30 * time.Second,
-		wait:       2*time.Second + stretched(3*time.Second+proc.KillSettle),
+		wait:       2*time.Second + stretched(cancelStop(3*time.Second)),
 	}, {
 		name:       "quorum, finish with a timeout",
 		spec:       Spec{OnLeaderLoss: LeaderLossFinish, Timeout: 20 * time.Second, KillGrace: 5 * time.Second},
 		succession: quorumSuccession,
 		cutAfter:   5 * time.Second, // the attempt times out at 00:01:20, is killed at 00:01:25
-		wait:       stretched(20*time.Second + 5*time.Second + proc.KillSettle),
+		wait:       stretched(20*time.Second + 5*time.Second + proc.LicenceKillSettle),
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -233,17 +258,17 @@ func TestSuccessorWaitsByTheStopBoundTheRunCarries(t *testing.T) {
 	}{{
 		name:  "cancel, kill_grace 20 s on a, 2 s on b",
 		specA: Spec{KillGrace: 20 * time.Second}, specB: Spec{KillGrace: 2 * time.Second},
-		wait: stretched(20*time.Second + proc.KillSettle),
+		wait: stretched(cancelStop(20 * time.Second)),
 	}, {
 		name:  "finish, timeout 40 s on a, 10 s on b",
 		specA: Spec{OnLeaderLoss: LeaderLossFinish, Timeout: 40 * time.Second, KillGrace: 2 * time.Second},
 		specB: Spec{OnLeaderLoss: LeaderLossFinish, Timeout: 10 * time.Second, KillGrace: 2 * time.Second},
-		wait:  stretched(40*time.Second + 2*time.Second + proc.KillSettle),
+		wait:  stretched(40*time.Second + 2*time.Second + proc.LicenceKillSettle),
 	}, {
 		name:  "an entry from an earlier version: b's own config",
 		specA: Spec{KillGrace: 2 * time.Second}, specB: Spec{KillGrace: 5 * time.Second},
 		oldVersion: true,
-		wait:       stretched(5*time.Second + proc.KillSettle),
+		wait:       stretched(cancelStop(5 * time.Second)),
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -282,6 +307,43 @@ func TestSuccessorWaitsByTheStopBoundTheRunCarries(t *testing.T) {
 	}
 }
 
+// A leader's lanleader is stopped (SIGSTOP of the daemon alone) while its
+// cancel run goes on: it neither stops the run nor hears that it lost its
+// leadership. Its successor waits the run's stop bound and reruns the
+// instant; the run is gone by then: its shim stopped it once its licence,
+// no longer renewed, ran out (SIGTERM ignored, SIGKILL a kill grace
+// later). Without the licence it went on beside the rerun.
+func TestAStoppedLeadersCancelRunIsGoneBeforeItsSuccessorReruns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		spec := Spec{Name: "m", Schedule: "0 * * * *", Shell: "x", KillGrace: 10 * time.Second, RerunInterrupted: true}
+		c := newCutOff(t, ctx, spec, quorumSuccession, 5*time.Minute)
+		time.Sleep(time.Hour + 10*time.Second) // a runs 01:00:00
+		synctest.Wait()
+		require.NoError(t, c.b.AdoptLedgerFrom("a", false, c.a.Ledger()))
+		stopped := time.Now()
+		c.paused.Store(true)
+		c.eb.lead(2) // quorum mode: a's lease ran out, b is elected
+		c.takeover = time.Now()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+
+		aRuns, bRuns := c.lives.of("a"), c.lives.of("b")
+		require.Len(t, aRuns, 1)
+		require.False(t, aRuns[0].end.IsZero(), "a's run was stopped by its shim")
+		assert.False(t, aRuns[0].end.After(stopped.Add(cancelStop(spec.KillGrace))), "within its licence and kill grace: %v", aRuns[0].end.Sub(stopped))
+		require.Len(t, bRuns, 1)
+		assert.Equal(t, c.takeover.Add(stretched(cancelStop(spec.KillGrace))), bRuns[0].start)
+		x, y, overlap := c.lives.overlapping()
+		assert.False(t, overlap, "runs overlapped: %+v and %+v", x, y)
+		runs := c.a.History().Runs("m", 1)
+		require.Len(t, runs, 1)
+		assert.Equal(t, OutcomeCancelled, runs[0].Outcome)
+		assert.Contains(t, runs[0].Error, "cancelled by its shim")
+		c.stop(t, cancel)
+	})
+}
+
 // While a cut-off leader's run may still be going, its job's instants
 // (overlap: skip) and manual runs are refused as for a run of the new
 // leader's own, with a WARN naming the node and until when; the run is
@@ -310,7 +372,7 @@ func TestSuccessorSkipsInstantsWhileACutOffLeadersRunMayGoOn(t *testing.T) {
 		skips := c.logs.find("jobs: not starting: previous leader's run may still be going on its node (overlap: skip)")
 		require.Len(t, skips, 2)
 		assert.Equal(t, "a", skips[0]["node"])
-		assert.Equal(t, c.takeover.Add(stretched(15*time.Second+proc.KillSettle)).String(), skips[0]["until"])
+		assert.Equal(t, c.takeover.Add(stretched(cancelStop(15*time.Second))).String(), skips[0]["until"])
 		assert.Len(t, c.logs.find("jobs: previous leader's run can no longer be going (stopped with its leadership, kill grace over); run interrupted, not running it again"), 1)
 		runs := c.b.History().Runs("m", 10)
 		require.NotEmpty(t, runs)
@@ -479,7 +541,7 @@ func TestSuccessorWaitsPastALapsedHoldForARunThatMayGoOn(t *testing.T) {
 
 		bRuns := p.lives.of("b")
 		require.Len(t, bRuns, 1)
-		assert.Equal(t, p.takeover.Add(stretched(20*time.Second+proc.KillSettle)), bRuns[0].start)
+		assert.Equal(t, p.takeover.Add(stretched(cancelStop(20*time.Second))), bRuns[0].start)
 		x, y, overlap := p.lives.overlapping()
 		assert.False(t, overlap, "%+v %+v", x, y)
 		p.stop(t, cancel)
@@ -542,9 +604,9 @@ func TestStopBound(t *testing.T) {
 		want time.Duration
 		ok   bool
 	}{
-		"process, cancel, default grace": {Spec{}, DefaultKillGrace + proc.KillSettle, true},
-		"process, cancel":                {Spec{KillGrace: 3 * time.Second}, 3*time.Second + proc.KillSettle, true},
-		"process, finish, timeout":       {Spec{OnLeaderLoss: LeaderLossFinish, Timeout: time.Minute, KillGrace: 3 * time.Second}, time.Minute + 3*time.Second + proc.KillSettle, true},
+		"process, cancel, default grace": {Spec{}, cancelStop(DefaultKillGrace), true},
+		"process, cancel":                {Spec{KillGrace: 3 * time.Second}, cancelStop(3 * time.Second), true},
+		"process, finish, timeout":       {Spec{OnLeaderLoss: LeaderLossFinish, Timeout: time.Minute, KillGrace: 3 * time.Second}, time.Minute + 3*time.Second + proc.LicenceKillSettle, true},
 		"process, finish, no timeout":    {Spec{OnLeaderLoss: LeaderLossFinish}, 0, false},
 		"http, cancel":                   {Spec{HTTP: req}, 0, true},
 		"http, finish, timeout":          {Spec{HTTP: req, OnLeaderLoss: LeaderLossFinish, Timeout: time.Minute}, time.Minute, true},

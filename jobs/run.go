@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"time"
+
+	"github.com/lanleader/lanleader/internal/proc"
 )
 
 // RunRecord describes one run of a job: one scheduled instant, possibly
@@ -137,6 +139,9 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 			rec.Outcome, rec.Error = OutcomeCancelled, "not started: "+why
 			log.Warn("jobs: not starting: "+why, "scheduled_at", rec.ScheduledAt, "term", term)
 		}
+		// The clock is read first: the attempt's licence counts from
+		// before the guard said yes.
+		boot := r.bootNow()
 		if why := r.mayStart(leaderCtx); why != "" {
 			refuse(why)
 			return
@@ -147,7 +152,7 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		}
 		last := rec
 		rec.Attempt = attempt
-		res := r.attempt(runCtx, leaderCtx, term, &spec, &rec)
+		res := r.attempt(runCtx, leaderCtx, term, &spec, &rec, runLicence(&spec, boot))
 		if res.Refused != "" {
 			// Asked again as it was about to act (a request, once its
 			// connection was made): nothing of this attempt was done.
@@ -164,7 +169,12 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		case res.Stopped && runCtx.Err() != nil:
 			rec.Outcome, rec.Error = OutcomeCancelled, "cancelled: "+res.What
 			return
-		case res.Stopped:
+		case res.Expired && spec.OnLeaderLoss == LeaderLossCancel:
+			// Not the run's doing: this node could not say it may act for
+			// the licence's length (stalled, paused, deposed unheard).
+			rec.Outcome, rec.Error = OutcomeCancelled, "cancelled by its shim: this node could not act as leader for the licence's length: "+res.What
+			return
+		case res.Stopped || res.Expired: // a finish run's licence is its timeout
 			rec.Error = "timeout after " + spec.Timeout.String() + ": " + res.What
 		default:
 			rec.Error = res.What
@@ -174,14 +184,24 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 }
 
 // attempt makes one attempt of the run: the job's process, or its request
-// (executorFor), within the job's timeout, its output logged and its tail
-// kept in rec. leaderCtx is the leadership the run was decided in, for the
-// start check an executor asks right before it acts.
-func (r *Runner) attempt(ctx, leaderCtx context.Context, term uint64, spec *Spec, rec *RunRecord) attemptResult {
+// (executorFor), within the job's timeout and under lic (runLicence; nil:
+// none), renewed while this node may act for a cancel job; its output
+// logged and its tail kept in rec. leaderCtx is the leadership the run was
+// decided in, for the start check an executor asks right before it acts.
+func (r *Runner) attempt(ctx, leaderCtx context.Context, term uint64, spec *Spec, rec *RunRecord, lic *proc.Licence) attemptResult {
 	if spec.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
 		defer cancel()
+	}
+	if lic != nil && spec.OnLeaderLoss == LeaderLossCancel {
+		renewCtx, stopRenewing := context.WithCancel(ctx)
+		renewed := make(chan struct{})
+		go func() {
+			defer close(renewed)
+			r.renewLicence(renewCtx, lic)
+		}()
+		defer func() { stopRenewing(); <-renewed }()
 	}
 	grace := r.killGrace(spec)
 	logger := r.log.With("job", spec.Name, "run_id", rec.RunID, "attempt", rec.Attempt)
@@ -194,6 +214,7 @@ func (r *Runner) attempt(ctx, leaderCtx context.Context, term uint64, spec *Spec
 		identity:  r.runIdentity(spec, rec),
 		killGrace: grace,
 		mayStart:  func() string { return r.mayStart(leaderCtx) },
+		licence:   lic,
 		output: func(stream, line string, partial bool) {
 			tail.add(line)
 			if partial {

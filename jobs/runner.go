@@ -57,6 +57,9 @@ type Runner struct {
 	log     *slog.Logger
 	// exec runs one attempt's process; tests replace it.
 	exec func(ctx context.Context, s proc.Spec) proc.Result
+	// bootNow reads the clock of licence deadlines (proc.BootNow; tests:
+	// their fake clock, which their fake processes read too).
+	bootNow func() time.Duration
 	// httpTransport, if set, carries http: jobs' requests instead of one
 	// built per attempt; tests set it.
 	httpTransport http.RoundTripper
@@ -166,6 +169,7 @@ func NewRunner(cluster Cluster, cfg RunnerConfig) (*Runner, error) {
 		log:     log,
 		removed: map[string]*service{},
 		exec:    proc.Run,
+		bootNow: proc.BootNow,
 	}
 	r.stopCtx, r.stop = context.WithCancel(context.Background())
 	r.drainCtx, r.drain = context.WithCancel(context.Background())

@@ -34,15 +34,6 @@ import (
 // static, env), a new leadership starts its copy at once, as jobs
 // conclude a previous leader's run at once there.
 
-// ServiceLicence is how long a copy's licence lasts past the moment its
-// leader last saw that it may act. The leader renews it every
-// ServiceLicence/5 while it may act; a copy whose leader stopped renewing
-// it gets SIGTERM from its shim within ServiceLicence. Short, because a
-// successor that cannot tell a dead leader from a stalled one waits for
-// it; long enough that a leader's ordinary scheduling delays (well under
-// the election's own pause threshold) never let it run out.
-const ServiceLicence = 300 * time.Millisecond
-
 // serviceInstant is the base of every service ledger entry's Instant, far
 // enough that no scheduled instant reaches it: a far instant also keeps
 // the entries first in a ledger that must be truncated (Ledger.Encode keeps
@@ -140,7 +131,7 @@ func (sv *service) setState(s ServiceState, now time.Time) {
 // (the shim sends SIGTERM when it runs out), its stop grace (then SIGKILL
 // of its tree), and the kill itself.
 func serviceStop(spec *ServiceSpec) time.Duration {
-	return ServiceLicence + spec.stopGrace() + proc.LicenceKillSettle
+	return Licence + procExecutor{}.stopTime(spec.stopGrace())
 }
 
 // startAtLocked returns when the leadership of term, started at since, may
@@ -253,7 +244,7 @@ func (r *Runner) supervise(ctx context.Context, term, gen uint64, sv *service, s
 		case ctx.Err() != nil:
 			return
 		case !ok: // none started: look again soon
-			if !sleepCtx(ctx, ServiceLicence/5) {
+			if !sleepCtx(ctx, Licence/5) {
 				return
 			}
 			continue
@@ -336,12 +327,12 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 		}
 		cp.committed = true
 	}
-	boot := proc.BootNow() // before the check: a stall after it renews nothing
+	boot := r.bootNow() // before the check: a stall after it renews nothing
 	if !r.mayAct() {
 		log.Warn("services: not starting: this node cannot currently act as leader")
 		return 0, false
 	}
-	lic := proc.NewLicence(boot + ServiceLicence)
+	lic := proc.NewLicence(boot + Licence)
 	r.mu.Lock()
 	if ctx.Err() != nil || r.closed || r.draining {
 		r.unlock()
@@ -429,7 +420,7 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 	return ran, true
 }
 
-// awaitMayAct waits, checking every ServiceLicence/5, until this node may
+// awaitMayAct waits, checking every Licence/5, until this node may
 // act (MayAct): a leader whose standing is not confirmed yet starts
 // nothing. It returns false if ctx ended first.
 func (r *Runner) awaitMayAct(ctx context.Context, sv *service) bool {
@@ -438,31 +429,11 @@ func (r *Runner) awaitMayAct(ctx context.Context, sv *service) bool {
 		sv.setState(ServiceWaiting, time.Now())
 		sv.waitWhy = "this node cannot currently act as leader"
 		r.unlock()
-		if !sleepCtx(ctx, ServiceLicence/5) {
+		if !sleepCtx(ctx, Licence/5) {
 			return false
 		}
 	}
 	return true
-}
-
-// renewLicence renews lic every ServiceLicence/5 while this node may act
-// (the guard), until ctx ends. The clock is read before the guard is
-// asked: a renewal never reaches past ServiceLicence from a moment the
-// guard said yes.
-func (r *Runner) renewLicence(ctx context.Context, lic *proc.Licence) {
-	t := time.NewTicker(ServiceLicence / 5)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		boot := proc.BootNow()
-		if r.mayAct() && ctx.Err() == nil {
-			lic.Renew(boot + ServiceLicence)
-		}
-	}
 }
 
 // serviceArgv is the argv of spec's process.

@@ -285,7 +285,7 @@ func TestServiceStartsOnlyWhenThisNodeMayAct(t *testing.T) {
 		time.Sleep(time.Second)
 		assert.Greater(t, lic.Deadline(), renewed, "renewed while this node may act")
 		may.Store(false)
-		time.Sleep(ServiceLicence / 5)
+		time.Sleep(Licence / 5)
 		held := lic.Deadline()
 		time.Sleep(5 * time.Second)
 		assert.Equal(t, held, lic.Deadline(), "not renewed while this node may not act")
