@@ -43,6 +43,7 @@ func openLicence() (*shimLicence, error) {
 	if err != nil {
 		return nil, errors.New("no licence: " + err.Error())
 	}
+	first = latestQueued(4, first)
 	if BootNow() >= first {
 		return nil, errors.New("licence ran out before the start")
 	}
@@ -59,6 +60,26 @@ func openLicence() (*shimLicence, error) {
 		}
 	}()
 	return l, nil
+}
+
+// latestQueued returns the latest of first and the deadlines already
+// waiting on the licence pipe fd: renewals lanleader sent while this shim
+// was starting (a slow exec on a loaded host), which count as much as
+// those it will read later. It does not wait for more. Every deadline is
+// one atomic 8-byte write, so the pipe holds whole ones.
+func latestQueued(fd int, first time.Duration) time.Duration {
+	if syscall.SetNonblock(fd, true) != nil {
+		return first
+	}
+	defer func() { _ = syscall.SetNonblock(fd, false) }()
+	var b [8]byte
+	for {
+		n, err := syscall.Read(fd, b[:])
+		if err != nil || n != len(b) {
+			return first
+		}
+		first = max(first, time.Duration(binary.BigEndian.Uint64(b[:])))
+	}
 }
 
 func readDeadline(f *os.File) (time.Duration, error) {

@@ -4,6 +4,7 @@ package proc
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -153,4 +154,31 @@ func TestLicenceShimKillsByTheDeadlinePlusGrace(t *testing.T) {
 		_, kill, _ = l.step(25 * time.Second)
 		assert.True(t, kill, "a renewal after the SIGTERM is too late")
 	})
+}
+
+// A shim that starts slowly (an exec on a loaded host) finds its first
+// deadline passed, but renewals lanleader sent meanwhile already waiting
+// on the pipe: it takes the latest of them, not only the first, and does
+// not wait for more. It took the first alone and refused to start a run
+// its holder had kept renewing.
+func TestLicenceShimTakesTheRenewalsSentWhileItStarted(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	fd := int(r.Fd())
+	now := BootNow()
+	lic := NewLicence(now - time.Second)
+	require.NoError(t, lic.attach(w)) // the first deadline, passed
+	lic.Renew(now + time.Minute)      // sent while the shim started
+	lic.Renew(now + 2*time.Minute)
+	d, err := readDeadline(r)
+	require.NoError(t, err)
+	assert.Equal(t, now-time.Second, d)
+	assert.Equal(t, now+2*time.Minute, latestQueued(fd, d))
+	assert.Equal(t, now, latestQueued(fd, now), "nothing more queued: no wait")
+	lic.Renew(now + 3*time.Minute)
+	d, err = readDeadline(r) // blocking again
+	require.NoError(t, err)
+	assert.Equal(t, now+3*time.Minute, d)
 }
