@@ -1,6 +1,9 @@
 package udp
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+)
 
 // ReplyAddr returns the address directed messages to node id go to (the
 // reply-address table), and whether there is one.
@@ -10,3 +13,7 @@ func (e *Elector) ReplyAddr(id string) (netip.AddrPort, bool) {
 	a, ok := e.addrs[id]
 	return a, ok
 }
+
+// NextDeadline returns when the run loop next has something to do on its
+// own: the node's next deadline, in the Elector's clock.
+func (e *Elector) NextDeadline() time.Time { return e.nextTick() }

@@ -281,13 +281,118 @@ func agreed(nodes []*loopNode) (*loopNode, bool) {
 // returns it.
 func (c *loopback) waitAgreement() *loopNode {
 	c.t.Helper()
+	leader, _ := c.waitAgreedTerm()
+	return leader
+}
+
+// waitAgreedTerm is waitAgreement that also returns the term the nodes
+// agreed on, read as they agreed: a stall of the test machine may depose
+// that leader a moment later, and its Status would then name no term.
+func (c *loopback) waitAgreedTerm() (*loopNode, uint64) {
+	c.t.Helper()
 	var leader *loopNode
+	var term uint64
 	require.Eventually(c.t, func() bool {
 		var ok bool
 		leader, ok = agreed(c.running())
-		return ok
+		if ok {
+			term = leader.elector.Status().Leader.Term
+		}
+		return ok && term != 0
 	}, patience, pollTick, "the running nodes never agreed on one leader")
-	return leader
+	return leader, term
+}
+
+// holdAgreement waits for the running nodes to agree on a leader, calls
+// ready (which may wait for more of the protocol to happen), then holds
+// clk still and returns the leader, once every node has handled what was
+// due when the clock stopped and it is still the agreed leader, every
+// other node following it. From then on no node's deadline passes until
+// clk is released: only the test's own packets can change a node's state.
+// A stall of the machine that deposed the leader before the hold (its
+// followers waited out their suspicion) is waited out: the attempt starts
+// over, at most holdAttempts times.
+func (c *loopback) holdAgreement(clk *stillClock, ready func(leader *loopNode)) *loopNode {
+	c.t.Helper()
+	for range holdAttempts {
+		leader := c.waitAgreement()
+		if ready != nil {
+			ready(leader)
+		}
+		clk.hold()
+		held := clk.Now()
+		require.Eventually(c.t, func() bool {
+			for _, nd := range c.running() {
+				if !nd.elector.NextDeadline().After(held) {
+					return false
+				}
+			}
+			return true
+		}, patience, pollTick, "the nodes never handled what was due as the clock stopped")
+		if l, ok := agreed(c.running()); ok && l == leader && c.othersFollow(leader) {
+			return leader
+		}
+		clk.release()
+	}
+	require.FailNow(c.t, "no agreement lasted until the clock was held", "%d attempts", holdAttempts)
+	return nil
+}
+
+// othersFollow reports whether every running node but leader is a
+// follower: no claim of theirs is under way.
+func (c *loopback) othersFollow(leader *loopNode) bool {
+	for _, nd := range c.running() {
+		if nd != leader && nd.elector.Status().Role != election.Follower {
+			return false
+		}
+	}
+	return true
+}
+
+// holdAttempts bounds holdAgreement's attempts.
+const holdAttempts = 5
+
+// stillClock is an Elector clock (udp.Clock) a test can hold still. While
+// held, Now stays at the instant it was held, so no deadline passes
+// however late the machine runs the test's goroutines; a test asserting
+// that nothing changed then sees what its packets did, and not a genuine
+// failover that a stall of a loaded machine caused. Released, it runs on
+// from where it stood, the held span left out, so no node sees a jump
+// (which it would take for a pause).
+type stillClock struct {
+	mu     sync.Mutex
+	held   bool
+	at     time.Time     // Now while held
+	behind time.Duration // total span held: Now is time.Now() minus this
+}
+
+var _ udp.Clock = (*stillClock)(nil)
+
+func (c *stillClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held {
+		return c.at
+	}
+	return time.Now().Add(-c.behind)
+}
+
+// hold stops the clock where it stands.
+func (c *stillClock) hold() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.held {
+		c.at, c.held = time.Now().Add(-c.behind), true
+	}
+}
+
+// release lets the clock run on from where hold stopped it.
+func (c *stillClock) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held {
+		c.behind, c.held = time.Since(c.at), false
+	}
 }
 
 // snapshot is the part of a node's state that a dropped packet must not
