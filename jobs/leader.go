@@ -218,11 +218,13 @@ func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPl
 		// This leadership's own run of an instant after the takeover,
 		// started in the gathering window: the gap is counted from what
 		// the leadership took over, and that later run overtook it.
-		from, overtaken = c.takenOverInstantLocked(j), true
-		if from.IsZero() {
+		p, ok := c.takenOverLocked(j)
+		if !ok {
 			logColdStart(log, takeover) // nothing taken over
 			return plan
 		}
+		c.concludeOvertakenLocked(j, p, now, log)
+		from, overtaken = p.Instant, true
 	}
 	latest, n := latestDue(j.sched, from, takeover)
 	if n == 0 {
@@ -284,14 +286,41 @@ func logColdStart(log lineLog, from time.Time) {
 	log.Info("jobs: no run of this job known in the cluster; its schedule starts at the takeover", "schedule_from", from)
 }
 
-// takenOverInstantLocked returns the newest instant of j the current
-// leadership took over (position.inherited; zero if none, or if a
-// truncated ledger left j out). Must hold r.mu.
-func (c *core) takenOverInstantLocked(j *job) time.Time {
-	if c.unknown[j.id] {
-		return time.Time{}
+// takenOverLocked returns the newest entry of j the current leadership
+// took over (position.inherited); false if none, or if a truncated ledger
+// left j out. Must hold r.mu.
+func (c *core) takenOverLocked(j *job) (LedgerEntry, bool) {
+	p := j.pos.inherited
+	if c.unknown[j.id] || p.Instant.IsZero() {
+		return LedgerEntry{}, false
 	}
-	return j.pos.inherited
+	return p, true
+}
+
+// concludeOvertakenLocked is takeOver's rule for p, the run of j the
+// leadership took over, when its own later run overtook it in the
+// gathering window (heard only after that start): if p is still running,
+// nobody holds it and this process does not run it, its leader is gone.
+// In quorum mode its entry then never reached a majority before this
+// node's election (a majority's votes carry every committed entry), so it
+// never started. It is concluded interrupted (ledger, history, a WARN
+// naming the instant) and never run again, rerun_interrupted or not: a
+// later instant already started, and the schedule only goes forward. A
+// run its holder still runs is left to the holder. Must hold r.mu.
+func (c *core) concludeOvertakenLocked(j *job, p LedgerEntry, now time.Time, log lineLog) {
+	if p.Outcome != OutcomeRunning || c.runsScheduledLocked(j, p) {
+		return
+	}
+	node := c.leaderOfLocked(p.Term)
+	if h, ok := c.holds[j.id]; ok && oneRun(h.entry, p) {
+		if !h.released && now.Before(h.until) {
+			return // its holder runs it and sends its outcome
+		}
+		node = h.from
+	}
+	c.interruptLocked(j, p, node)
+	log.Warn("jobs: previous leader's run was interrupted; not running it again: a later instant already started",
+		"node", node, "scheduled_at", p.Instant, "started_term", p.Term)
 }
 
 // concludeManualLocked is takeOver's rule for j's manual runs: the newest

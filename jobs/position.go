@@ -20,12 +20,14 @@ type position struct {
 	// within the gathering window, the loop schedules only later ones.
 	takeover time.Time
 	decided  bool
-	// inherited is the newest instant the leadership took over: from this
+	// inherited is the newest entry the leadership took over: from this
 	// node's own entry and its pool when it took the job up, and from every
-	// entry of another term heard since (inheritLocked). The failover gap
-	// starts there when the leadership's own runs overtook it before the
-	// decision; by then the pool may hold only a relay of those runs.
-	inherited time.Time
+	// entry of another term heard since (inheritLocked). When the
+	// leadership's own runs overtook it before the decision, the failover
+	// gap starts at its instant, and a run it leaves running is concluded
+	// (concludeOvertakenLocked); by then the pool may hold only a relay of
+	// those runs.
+	inherited LedgerEntry
 	// cursor is the newest instant accounted for: started, skipped with a
 	// logged reason, or made due. The loop waits for sched.Next(cursor).
 	cursor time.Time
@@ -64,7 +66,7 @@ func (c *core) takeUpLocked(j *job, now time.Time) {
 	if j.pos.term != c.term {
 		j.pos = position{term: c.term, takeover: c.leadStart, cursor: now}
 		if e, ok := c.own[j.id]; ok {
-			j.pos.inherited = e.Instant
+			j.pos.inherited = e
 			if e.Instant.After(now) {
 				j.pos.cursor = e.Instant // started already (the clock went back): not again
 			}
@@ -80,14 +82,16 @@ func (c *core) takeUpLocked(j *job, now time.Time) {
 
 // inheritLocked notes e, an entry this node heard, in the position of its
 // job: one of another term than this node's current leadership is taken
-// over (position.inherited). Must hold r.mu.
+// over (position.inherited; for one run, its end over running). Must hold
+// r.mu.
 func (c *core) inheritLocked(e LedgerEntry) {
 	j := c.byID[e.JobID]
 	if j == nil || c.term == 0 || j.pos.term != c.term || e.Term == c.term {
 		return
 	}
-	if e.Instant.After(j.pos.inherited) {
-		j.pos.inherited = e.Instant
+	e.Held = false // its sender's word about itself (holdLocked)
+	if newer(e, j.pos.inherited) {
+		j.pos.inherited = e
 	}
 }
 

@@ -23,6 +23,10 @@ accounted an owed instant is accounted for when
             a failed quorum commit, stopping, or refused by the guard), or
           - a node logged the instants overtaken by a later one (from,
             count), or
+          - a takeover concluded its run interrupted and said it does not
+            run it again (its leader recorded it running, and in quorum
+            mode may have died before its commit: no start line;
+            "interrupted", counted apart), or
           - a takeover logged running or skipping a later missed instant
             (misfire) and this one lies between it and the latest
             instant accounted for before it: the older instants of a
@@ -94,6 +98,7 @@ MISSED = "missed during failover"  # a takeover's word on the latest instant of 
 MISSED_RANGE = "jobs: instants missed during failover; overtaken by a later instant already started"  # count, ending at scheduled_at
 OVERTAKEN = "jobs: instants overtaken by a later one; skipped"  # from, count
 RERUN = "running it again (rerun_interrupted)"  # in every message that reruns an interrupted instant
+NOT_RERUN = "not running it again"  # in every message that concludes an instant interrupted for good
 FINISH = {name for name, j in JOBS.items() if "on_leader_loss: finish" in j[4]}
 
 
@@ -287,6 +292,8 @@ def check(a):
                 misfires.append((job, i))
                 if "skipped" in msg or "too late" in msg:
                     logged.setdefault((job, i), []).append(("misfire", node, ms))
+            elif NOT_RERUN in msg and "interrupted" in msg and not o.get("manual"):
+                logged.setdefault((job, i), []).append(("interrupted", node, ms))
             if RERUN in msg:
                 reruns.add((job, i, node))
     became.sort()

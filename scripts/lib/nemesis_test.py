@@ -142,6 +142,22 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("skipped: overtaken 2", out)
 
+    def test_a_run_concluded_interrupted_for_good_accounts_for_its_instant(self):
+        # Its leader recorded it and died before its commit: no start line;
+        # the takeover says it does not run it again. A manual run's word
+        # names a request time, not an instant.
+        r = Run()
+        r.drop(T0 + 10)
+        r.log("n2", (T0 + 12) * 1000 + 1, "jobs: previous leader's manual run was interrupted; "
+              "not running it again (manual runs never are)", job=JOB, scheduled_at=iso(T0 + 10), manual=True)
+        rc, out = r.check()
+        self.assertEqual(rc, 1, out)
+        r.log("n2", (T0 + 12) * 1000 + 2, "jobs: previous leader's run was interrupted; not running it again: "
+              "a later instant already started", job=JOB, scheduled_at=iso(T0 + 10), manual=False)
+        rc, out = r.check()
+        self.assertEqual(rc, 0, out)
+        self.assertIn("skipped: interrupted 1", out)
+
     def test_a_refusal_beside_another_reason_is_that_reason(self):
         r = Run()
         r.drop(T0 + 10)
