@@ -20,7 +20,9 @@ accounted an owed instant is accounted for when
           - a run of it started (a start line), or
           - a node logged skipping it with a reason (its job and
             scheduled_at: overlap, held elsewhere, misfire skip or grace,
-            a failed quorum commit, stopping, or refused by the guard), or
+            a failover gap coalesced into a rerun ("skipped" or "not
+            run"), a failed quorum commit, stopping, or refused by the
+            guard), or
           - a node logged the instants overtaken by a later one (from,
             count), or
           - a takeover concluded its run interrupted and said it does not
@@ -290,7 +292,7 @@ def check(a):
                 logged.setdefault((job, i), []).append((REASONS.get(why, why), node, ms))
             elif MISSED in msg:
                 misfires.append((job, i))
-                if "skipped" in msg or "too late" in msg:
+                if any(w in msg for w in ("skipped", "too late", "not run")):
                     logged.setdefault((job, i), []).append(("misfire", node, ms))
             elif NOT_RERUN in msg and "interrupted" in msg and not o.get("manual"):
                 logged.setdefault((job, i), []).append(("interrupted", node, ms))

@@ -158,6 +158,27 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("skipped: interrupted 1", out)
 
+    def test_a_gap_coalesced_into_a_rerun_is_accounted_for_by_its_line(self):
+        # The takeover reruns 10 (interrupted) and skips the gap, 11 and
+        # 12, naming the latest and the count: whatever the line's wording
+        # of the skip, "skipped" or "not run".
+        r = Run()
+        for s in (T0 + 11, T0 + 12):
+            r.drop(s)
+        rc, out = r.check()
+        self.assertIn("MISSING (neither run nor logged skipped): 2", out)
+        for why in ("skipped: the interrupted run's rerun stands for them",
+                    "not run: coalesced into the interrupted run's rerun"):
+            r2 = Run()
+            for s in (T0 + 11, T0 + 12):
+                r2.drop(s)
+            r2.log("n2", (T0 + 13) * 1000, "jobs: instants missed during failover; " + why,
+                   job=JOB, scheduled_at=iso(T0 + 12), count=2)
+            rc, out = r2.check()
+            self.assertEqual(rc, 0, out)
+            self.assertIn("skipped: misfire 1", out)
+            self.assertIn("coalesced into a failover's misfire 1", out)
+
     def test_a_refusal_beside_another_reason_is_that_reason(self):
         r = Run()
         r.drop(T0 + 10)
