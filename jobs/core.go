@@ -67,7 +67,8 @@ type core struct {
 	running int
 	// gone are the jobs a reload removed while runs of theirs still go
 	// on, by name: a job added back under the name is the same job
-	// (matchJobs), and those runs are its own (update.go).
+	// (matchJobs), and those runs are its own (update.go); this node
+	// holds them meanwhile like any other (runsEntryLocked).
 	gone map[string]*job
 	// published is the own ledger, encoded at every change (ledgerChanged),
 	// so the Runner's Ledger and StateLedger never wait for its lock.

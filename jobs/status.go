@@ -226,9 +226,14 @@ func (c *core) startedLocked(e LedgerEntry) bool {
 }
 
 // runsEntryLocked reports whether this process runs the run e names, a
-// running entry of one of its jobs (runsLocked). Must hold r.mu.
+// running entry of one of its jobs (runsLocked), or of a job a reload
+// removed while the run went on (core.gone): which runs a node holds is
+// what it runs, whatever its config says now. Must hold r.mu.
 func (c *core) runsEntryLocked(e LedgerEntry) bool {
 	j, _ := c.jobByLedgerID(e.JobID)
+	if j == nil {
+		j = c.goneByLedgerID(e.JobID)
+	}
 	return j != nil && e.Outcome == OutcomeRunning && c.runsLocked(j, e)
 }
 

@@ -190,6 +190,17 @@ func (r *Runner) takeBackLocked(nj *job, list []*job) *job {
 	return oj
 }
 
+// goneByLedgerID returns the job of c.gone whose scheduled or manual runs
+// the ledger id names, nil if none. Must hold r.mu.
+func (c *core) goneByLedgerID(id uint64) *job {
+	for _, j := range c.gone {
+		if j.id == id || ManualJobIDOf(j.spec.Name) == id {
+			return j
+		}
+	}
+	return nil
+}
+
 // addedLocked takes up j, added by a reload, in the current leadership
 // and logs it: its ledger entry (the one it continues) or none, and its
 // first instant, or that the takeover decides at the gathering window's
