@@ -243,14 +243,18 @@ def saved_ledger(path):
     b = base64.b64decode(body.get("ledger") or "")
     if len(b) < 3:
         return {}
+    version = b[0]
     n, i = uvarint(b, 2)
     out = {}
     for _ in range(n):
         jid = int.from_bytes(b[i:i + 8], "big")
         u, i = uvarint(b, i + 8)
         secs = (u >> 1) ^ -(u & 1)  # zigzag (binary.Varint)
-        i += 1  # outcome
+        outcome = b[i]
+        i += 1
         _, i = uvarint(b, i)  # term
+        if version >= 3 and outcome & 0x40:
+            _, i = uvarint(b, i)  # the run's stop bound (jobs.md, "Size limit")
         out[jid] = secs
     return out
 
