@@ -25,7 +25,6 @@ func TestBadInputNamesCulprit(t *testing.T) {
 	typo := file("typo.yaml", "election:\n  mode: static\n  leadr: vm\n")
 	notDuration := file("interval.yaml", "election:\n  interval: 5\n  misses: 0\n")
 	longMisses := file("misses.yaml", "election:\n  misses: 200\n")
-	shortStall := file("stall.yaml", "election:\n  stall_tolerance: 5ms\n")
 	keyed := file("keyed.yaml", "election:\n  secret_file: "+filepath.Join(dir, "nokey")+"\n")
 	spacedID := file("spaced.yaml", "election:\n  mode: static\n  leader: vm\n  node_id: \"web 1\"\n")
 	tabbedID := file("tabbed.yaml", "election:\n  node_id: \"web\\t1\"\n")
@@ -57,12 +56,6 @@ func TestBadInputNamesCulprit(t *testing.T) {
 		{"misses in the file too many", append([]string{"check-config", longMisses}, udp...), ExitConfig,
 			[]string{longMisses + ":2: election.misses (or --misses): interval 200ms × misses 200 is over 30s"},
 			[]string{"ForgetPeerAfter"}, nil},
-		{"stall tolerance in the file too short", append([]string{"check-config", shortStall}, udp...), ExitConfig,
-			[]string{shortStall + ":2: election.stall_tolerance (or --stall-tolerance): 5ms: want at least 16ms, the time the followers' probes take"},
-			[]string{"StallTolerance"}, nil},
-		{"--stall-tolerance longer than the detector", append([]string{"check-config", good, "--stall-tolerance", "1s"}, udp...), ExitConfig,
-			[]string{"--stall-tolerance: 1s: want at most (misses - 1) × interval = 400ms"},
-			[]string{"StallTolerance"}, nil},
 		{"who with a missing key file", []string{"who", "--secret-file", filepath.Join(dir, "nokey"), "--bind", "127.0.0.1", "--peers", "127.0.0.1:9"}, ExitConfig,
 			[]string{"--secret-file: key file: open " + filepath.Join(dir, "nokey"), "openssl rand -hex 32 | install -m 0600 /dev/stdin " + filepath.Join(dir, "nokey")},
 			nil, nil},

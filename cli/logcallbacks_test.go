@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/lanleader/lanleader/election"
-	"github.com/lanleader/lanleader/election/udp/protocol"
 )
 
 // TestStoppedLeadingSaysWhy: the "stopped leading" line names the reason:
@@ -55,16 +54,4 @@ func TestNoLeaderLineNamesPreviousAndReadsBack(t *testing.T) {
 	buf.Reset()
 	cb.OnNewLeader(election.LeaderInfo{})
 	assert.Contains(t, buf.String(), `"level":"INFO"`, "no leader while stopping is expected")
-}
-
-// TestStepDownReasonNamesTheFence: a leader that stepped down because it
-// was stalled past its fence says so, not merely "resumed from a pause".
-func TestStepDownReasonNamesTheFence(t *testing.T) {
-	var st protocol.Stats
-	why := stepDownReason(func() protocol.Stats { return st }, func() protocol.QuorumStatus { return protocol.QuorumStatus{} })
-	why() // the leadership starts
-	st.Pauses, st.Fenced, st.SteppedDown = 1, 1, 1
-	assert.Contains(t, why(), "stalled past its fence")
-	st.Pauses++
-	assert.Contains(t, why(), "resumed from a pause", "a pause noticed within the fence")
 }

@@ -32,7 +32,7 @@ func udpMode() Mode {
 		Name:    "udp",
 		Summary: "the nodes elect a leader over the LAN (UDP broadcast, multicast or --peers)",
 		Keys: []string{"cluster", "bind", "port", "transport", "group", "peers", "priority", "interval", "misses",
-			"stall_tolerance", "preempt", "cluster_size", "quorum", "role", "secret_file"},
+			"preempt", "cluster_size", "quorum", "role", "secret_file"},
 		Setup: func(fs *pflag.FlagSet) ModeSettings {
 			s := defaultUDPSettings()
 			s.flags(fs)
@@ -55,11 +55,7 @@ type udpSettings struct {
 	Priority int
 	Interval time.Duration
 	Misses   int
-	// StallTolerance: how long past a due heartbeat the leader may stall
-	// and keep leading (protocol.Config.StallTolerance); 0: the default,
-	// interval/2.
-	StallTolerance time.Duration
-	Preempt        bool
+	Preempt  bool
 	// ClusterSize is the number of voters (0: not given); with Peers and
 	// Quorum it decides the guarantee (guarantee.go).
 	ClusterSize int
@@ -112,7 +108,6 @@ func (s *udpSettings) flags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Priority, "priority", s.Priority, "udp mode: 0-255, higher wins ties and claims sooner")
 	fs.DurationVar(&s.Interval, "interval", s.Interval, "udp mode: heartbeat interval")
 	fs.IntVar(&s.Misses, "misses", s.Misses, "udp mode: silent intervals before a follower suspects the leader")
-	fs.DurationVar(&s.StallTolerance, "stall-tolerance", s.StallTolerance, "udp mode: how long past a due heartbeat the leader may stall (GC, swap, a paused VM) and keep leading; followers wait that long before giving a silent leader up (0: interval/2; at least 16ms)")
 	fs.BoolVar(&s.Preempt, "preempt", s.Preempt, "udp mode: a higher-priority node takes over from a sitting leader")
 	fs.IntVar(&s.ClusterSize, "cluster-size", s.ClusterSize, "udp mode: number of voters, witnesses included; a leader needs a majority (default: counted from --peers)")
 	fs.StringVar(&s.Quorum, "quorum", s.Quorum, "udp mode: auto (on when the voters are known and at least 3), on or off")
@@ -155,9 +150,6 @@ func (s *udpSettings) merge(src *Source) {
 	if src.InFile("misses") && !src.Changed("misses") {
 		s.Misses = e.Misses
 	}
-	if src.InFile("stall_tolerance") && !src.Changed("stall-tolerance") {
-		s.StallTolerance = e.StallTolerance
-	}
 	if e.ClusterSize != 0 && !src.Changed("cluster-size") {
 		s.ClusterSize = e.ClusterSize
 	}
@@ -187,16 +179,6 @@ func (s *udpSettings) Load(src *Source) error {
 	}
 	if s.Misses < 2 {
 		bad("misses", "%d: want at least 2 (one lost packet must not start an election)", s.Misses)
-	}
-	if most := time.Duration(s.Misses-1) * s.Interval; s.StallTolerance != 0 && s.Misses >= 2 && s.Interval > 0 {
-		switch {
-		case s.StallTolerance < protocol.MinStallTolerance:
-			bad("stall_tolerance", "%v: want at least %v, the time the followers' probes take to find a leader gone (0: interval/2)",
-				s.StallTolerance, protocol.MinStallTolerance)
-		case s.StallTolerance > max(most, protocol.MinStallTolerance):
-			bad("stall_tolerance", "%v: want at most (misses - 1) × interval = %v: a leader given longer is found gone no sooner than by misses × interval",
-				s.StallTolerance, most)
-		}
 	}
 	// The protocol forgets a peer silent for ForgetPeerAfter: a leader
 	// must be suspected before that. Said here in the user's keys, not in
@@ -307,7 +289,7 @@ func checkPeer(p string, defaultPort int) error {
 
 // protocolKeys maps the protocol's Config fields to their config keys.
 var protocolKeys = map[string]string{
-	"NodeID": "node_id", "Cluster": "cluster", "Interval": "interval", "Misses": "misses", "StallTolerance": "stall_tolerance",
+	"NodeID": "node_id", "Cluster": "cluster", "Interval": "interval", "Misses": "misses",
 	"ClusterSize": "cluster_size", "Preempt": "preempt", "Priority": "priority",
 }
 
@@ -331,7 +313,6 @@ func (s *udpSettings) protocolConfig(nodeID string) (protocol.Config, error) {
 	pc.Interval = s.Interval
 	pc.Misses = s.Misses
 	pc.MaxMisses = max(pc.MaxMisses, s.Misses)
-	pc.StallTolerance = s.StallTolerance
 	pc.Preempt = s.Preempt
 	pc.BackoffMax = 0 // Interval/2: scales with --interval
 	// The claim window is a few LAN round trips, but must stay well under
@@ -450,11 +431,11 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	}
 	logger.Info("udp election", "addr", pc.Addr, "transport", t.Mode(), "interface", bind.Interface,
 		"peers", s.Peers, "cluster", s.Cluster, "priority", s.Priority, "interval", s.Interval,
-		"misses", s.Misses, "stall_tolerance", pc.Timings().StallTolerance, "quorum", s.g.Quorum, "voters", s.g.Voters, "role", s.Role, "authenticated", s.keyring != nil)
+		"misses", s.Misses, "quorum", s.g.Quorum, "voters", s.g.Voters, "role", s.Role, "authenticated", s.keyring != nil)
 	return &Elector{
 		Elector: e,
 		Cluster: udpjobs.Cluster(e),
-		Why:     stepDownReason(e.Stats, e.Quorum),
+		Why:     stepDownReason(e),
 		View: func() any {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
 			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())
@@ -467,20 +448,17 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 }
 
 // stepDownReason returns the udp mode's Elector.Why: it compares the
-// protocol's counters (stats, quorum: the elector's) with those noted when
-// the leadership started.
-func stepDownReason(stats func() protocol.Stats, quorum func() protocol.QuorumStatus) func() string {
+// protocol's counters with those noted when the leadership started.
+func stepDownReason(e *udp.Elector) func() string {
 	var mu sync.Mutex
 	var base protocol.Stats
 	return func() string {
-		st, q := stats(), quorum()
+		st, q := e.Stats(), e.Quorum()
 		mu.Lock()
 		defer mu.Unlock()
 		prev := base
 		base = st
 		switch {
-		case st.Fenced > prev.Fenced:
-			return "stalled past its fence (an interval and stall_tolerance after its last heartbeat): followers may have elected a successor; leading again takes a new claim"
 		case st.Pauses > prev.Pauses:
 			return "resumed from a pause: leadership unknown until the cluster is heard again"
 		case q.Size > 0 && q.Lost:

@@ -43,26 +43,23 @@ type File struct {
 // Election is the election: section. Fields left zero (nil for pointers)
 // were not in the file; the CLI fills them from flags or defaults.
 type Election struct {
-	Mode      string        // static | env | udp
-	NodeID    string        // this node's id (default: hostname)
-	Leader    string        // static mode: the leader's name or address
-	EnvVar    string        // env mode: the variable to read
-	Cluster   string        // udp mode: cluster name
-	Bind      string        // udp mode: address or go-sockaddr template
-	Transport string        // udp mode: broadcast | multicast | unicast
-	Group     string        // udp mode: multicast group
-	Port      int           // udp mode: UDP port
-	Peers     []string      // udp mode: unicast peers instead of broadcast
-	Priority  *int          // udp mode: higher wins ties
-	Interval  time.Duration // udp mode: heartbeat interval
-	Misses    int           // udp mode: missed heartbeats before suspicion
-	// StallTolerance (udp mode) is how long past a due heartbeat the
-	// leader may stall and keep leading; 0: the protocol's default.
-	StallTolerance time.Duration
-	Preempt        *bool   // udp mode: a better node takes over
-	SecretFile     string  // udp mode: file with the HMAC key
-	HTTP           *string // status endpoint address; "" turns it off
-	StateDir       *string // directory of the state file; "" turns it off
+	Mode       string        // static | env | udp
+	NodeID     string        // this node's id (default: hostname)
+	Leader     string        // static mode: the leader's name or address
+	EnvVar     string        // env mode: the variable to read
+	Cluster    string        // udp mode: cluster name
+	Bind       string        // udp mode: address or go-sockaddr template
+	Transport  string        // udp mode: broadcast | multicast | unicast
+	Group      string        // udp mode: multicast group
+	Port       int           // udp mode: UDP port
+	Peers      []string      // udp mode: unicast peers instead of broadcast
+	Priority   *int          // udp mode: higher wins ties
+	Interval   time.Duration // udp mode: heartbeat interval
+	Misses     int           // udp mode: missed heartbeats before suspicion
+	Preempt    *bool         // udp mode: a better node takes over
+	SecretFile string        // udp mode: file with the HMAC key
+	HTTP       *string       // status endpoint address; "" turns it off
+	StateDir   *string       // directory of the state file; "" turns it off
 	// ClusterSize turns on quorum mode (udp): the number of voters,
 	// witnesses included; a leader needs a majority of them. 0: not set.
 	ClusterSize int

@@ -15,7 +15,7 @@ var (
 	topKeys      = []string{"election", "jobs", "services", "hooks", "log"}
 	logKeys      = []string{"level", "format"}
 	electionKeys = []string{"mode", "node_id", "leader", "env_var", "cluster", "bind", "port",
-		"transport", "group", "peers", "priority", "interval", "misses", "stall_tolerance", "preempt", "secret_file", "http", "http_hosts", "http_output_tails", "cluster_size", "quorum", "role", "state_dir"}
+		"transport", "group", "peers", "priority", "interval", "misses", "preempt", "secret_file", "http", "http_hosts", "http_output_tails", "cluster_size", "quorum", "role", "state_dir"}
 	jobKeys = []string{"name", "schedule", "command", "shell", "http", "dir", "env", "timeout",
 		"overlap", "retries", "retry_delay", "on_leader_loss", "misfire", "misfire_grace",
 		"rerun_interrupted", "kill_grace", "on_failure"}
@@ -99,8 +99,6 @@ func (d *decoder) election(n *yaml.Node) {
 			e.Interval, _ = d.duration(v, p)
 		case "misses":
 			e.Misses, _ = d.integer(v, p)
-		case "stall_tolerance":
-			e.StallTolerance, _ = d.duration(v, p)
 		case "cluster_size":
 			e.ClusterSize, _ = d.integer(v, p)
 		case "quorum":

@@ -33,12 +33,10 @@ const loopCluster = "loop"
 var quiet = slog.New(slog.DiscardHandler)
 
 // fastConfig is DefaultLANConfig sped up tenfold so elections take tens of
-// milliseconds. Misses stays above the default 3, and the stall tolerance
-// at its most ((Misses-1) × Interval, not 16 ms), so that a scheduler
-// stall on a loaded -race runner (two CPUs shared with other test
-// binaries) neither fences the leader nor looks like a dead one: tests
-// that assert "nothing changed" would otherwise flake on a genuine but
-// spurious failover.
+// milliseconds. Misses stays above the default 3 so that a scheduler stall
+// on a loaded -race runner (two CPUs shared with other test binaries) does
+// not look like a dead leader: tests that assert "nothing changed" would
+// otherwise flake on a genuine but spurious failover.
 func fastConfig() protocol.Config {
 	pc := protocol.DefaultLANConfig()
 	pc.Cluster = loopCluster
@@ -46,7 +44,6 @@ func fastConfig() protocol.Config {
 	pc.ClaimWindow = 5 * time.Millisecond
 	pc.Misses = 5
 	pc.MaxMisses = 10
-	pc.StallTolerance = time.Duration(pc.Misses-1) * pc.Interval
 	return pc
 }
 

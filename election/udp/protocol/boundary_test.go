@@ -61,18 +61,18 @@ func TestFollowerTakesUpItsLeadersNewTermWithoutAClaim(t *testing.T) {
 	}
 }
 
-// A candidate gives its claim up on a rejection that names a heartbeat of
-// the live leader newer than any it heard: the rejecting follower judged
-// the claim by current evidence, which misses none (evidence.go). One
-// naming the candidate's own newest heartbeat shows nothing it missed.
-func TestRejectionCountsAnyNewerBeat(t *testing.T) {
+// A candidate gives its claim up on a rejection only if the rejecting
+// follower's evidence of the live leader is more than Misses beats ahead of
+// its own: exactly Misses ahead, the candidate still hears that leader as
+// well as hearsUs counts it (Misses beats behind is still hearing).
+func TestRejectionCountsOnlyMoreThanMissesBeatsAhead(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		ahead   uint64
 		givesUp bool
 	}{
-		{"the same heartbeat", 0, false},
-		{"one newer", 1, true},
+		{"exactly misses ahead", 0, false},
+		{"one more", 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newTestNode(t)
@@ -91,7 +91,7 @@ func TestRejectionCountsAnyNewerBeat(t *testing.T) {
 			require.Equal(t, election.Candidate, n.Status().Role, "l fell silent: n claims")
 			n.Ready()
 			term := MakeTerm(1, 100, NodeTag("l"))
-			beats := 5 + tc.ahead
+			beats := 5 + uint64(n.cfg.Misses) + tc.ahead
 			n.Step(now, Message{Type: Query, Cluster: "test", From: "f", Incarnation: 3, Seq: 1, Flags: FlagRejected,
 				Term: term, Leader: "l", Heard: Evidence{Term: term, Beat: beats}})
 			if tc.givesUp {

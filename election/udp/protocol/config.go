@@ -59,16 +59,6 @@ type Config struct {
 	// meanwhile. Zero means Interval. At most (Misses-1) × Interval, since a
 	// longer unnoticed pause could let followers elect someone else.
 	PauseThreshold time.Duration
-	// StallTolerance (without quorum) is how long past a heartbeat's due
-	// time a leader may stall — its process paused or starved, its host
-	// suspended — and keep leading: it fences itself Interval +
-	// StallTolerance after its last heartbeat, says so on every heartbeat,
-	// and followers give a silent leader up no sooner (fence.go). Longer
-	// tolerates longer stalls and delays failover after a host loss by as
-	// much. Zero means Interval/2, at least MinStallTolerance. At most
-	// (Misses-1) × Interval (or MinStallTolerance, if larger): beyond that
-	// the probes would conclude later than the detector.
-	StallTolerance time.Duration
 	// Preempt makes this node claim leadership from a sitting leader of
 	// lower priority (VRRP preemption). Off by default: a better node that
 	// joins follows the sitting leader, which avoids needless failovers.
@@ -151,7 +141,6 @@ func DefaultLANConfig() Config {
 		BackoffMax:  0, // Interval/2 = 100 ms
 		// A tick one interval late means we were paused: re-listen.
 		PauseThreshold:  0,                // Interval = 200 ms
-		StallTolerance:  0,                // Interval/2 = 100 ms: a leader that stalls longer past a due heartbeat steps down
 		Preempt:         false,            // no failover just because a better node joined
 		ForgetPeerAfter: 30 * time.Second, // accept a peer's older incarnation after 30 s of silence
 		MaxPeers:        256,              // replay table entries
@@ -202,10 +191,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("protocol: config PauseThreshold must be positive, got %v", c.PauseThreshold)
 	case c.PauseThreshold > time.Duration(c.Misses-1)*c.Interval:
 		return fmt.Errorf("protocol: config PauseThreshold (%v) must be at most (Misses-1)×Interval (%v)", c.PauseThreshold, time.Duration(c.Misses-1)*c.Interval)
-	case c.StallTolerance < MinStallTolerance:
-		return fmt.Errorf("protocol: config StallTolerance (%v) must be at least %v: probes take that long to find a leader gone", c.StallTolerance, MinStallTolerance)
-	case c.StallTolerance > max(MinStallTolerance, time.Duration(c.Misses-1)*c.Interval):
-		return fmt.Errorf("protocol: config StallTolerance (%v) must be at most (Misses-1)×Interval (%v): a longer one makes probes slower than the detector", c.StallTolerance, time.Duration(c.Misses-1)*c.Interval)
 	case c.Incarnation == 0:
 		return errors.New("protocol: config Incarnation must not be zero (use NewIncarnation)")
 	case c.ForgetPeerAfter < time.Duration(c.Misses)*c.Interval:
@@ -234,7 +219,6 @@ func (c Config) withDefaults() Config {
 	c.ClaimWindow = t.ClaimWindow
 	c.BackoffMax = t.BackoffMax
 	c.PauseThreshold = t.PauseThreshold
-	c.StallTolerance = t.StallTolerance
 	c.ForgetPeerAfter = t.ForgetPeerAfter
 	if c.MaxPeers == 0 {
 		c.MaxPeers = defaultPeer

@@ -29,8 +29,6 @@ func TestValidateNamesField(t *testing.T) {
 		{"ClaimWindow", func(c *Config) { c.ClaimWindow = 150 * time.Millisecond }},
 		{"BackoffMax", func(c *Config) { c.BackoffMax = time.Second }},
 		{"PauseThreshold", func(c *Config) { c.PauseThreshold = time.Second }},
-		{"StallTolerance", func(c *Config) { c.StallTolerance = time.Millisecond }},
-		{"StallTolerance", func(c *Config) { c.StallTolerance = time.Second }},
 		{"Incarnation", func(c *Config) { c.Incarnation = 0 }},
 		{"ForgetPeerAfter", func(c *Config) { c.ForgetPeerAfter = time.Millisecond }},
 		{"Rand", func(c *Config) { c.Rand = nil }},
@@ -62,22 +60,4 @@ func TestTermOrderMatchesClaimOrder(t *testing.T) {
 func TestNewIncarnationOrdered(t *testing.T) {
 	assert.Less(t, NewIncarnation(1000, 0xffff), NewIncarnation(1001, 0))
 	assert.NotZero(t, NewIncarnation(0, 0))
-}
-
-// The stall tolerance defaults to half an interval, never below what
-// probes need, and sets the fence every heartbeat says.
-func TestStallToleranceDefaults(t *testing.T) {
-	for _, tc := range []struct{ interval, tolerance time.Duration }{
-		{200 * time.Millisecond, 100 * time.Millisecond},
-		{50 * time.Millisecond, 25 * time.Millisecond},
-		{20 * time.Millisecond, MinStallTolerance},
-	} {
-		c := testConfig("a", 1, 1)
-		c.Interval = tc.interval
-		c.ClaimWindow = 0
-		require.NoError(t, c.Validate(), "%v", tc.interval)
-		tm := c.Timings()
-		assert.Equal(t, tc.tolerance, tm.StallTolerance, "%v", tc.interval)
-		assert.Equal(t, tc.interval+tc.tolerance, tm.Fence, "%v", tc.interval)
-	}
 }

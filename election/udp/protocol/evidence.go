@@ -15,21 +15,6 @@ import (
 // better leader, on hearing the worse one's heartbeat, answers with a
 // heartbeat whose evidence names it.
 
-// current reports whether ev shows that its sender hears the leadership
-// this node knows now (itself when leading): ev is within Misses
-// heartbeats of the newest (hearsUs) and misses none that this node sent
-// (leading) or heard (following) a Reach or more ago — by then every node
-// that hears that leader has heard it too. A follower's probes give a
-// silent leader up about an interval after its last heartbeat (probe.go),
-// so a node that cannot hear a live leader (deaf, a one-way cut) claims
-// and leads with evidence only one heartbeat old: within Misses, but
-// missing one it had time to hear. Decisions to give way, to follow a
-// rival and to reject a claimant ask current; reports of deaf peers ask
-// hearsUs, which loss alone does not fail.
-func (n *Node) current(now time.Time, ev Evidence) bool {
-	return n.hearsUs(ev) && ev.Beat >= n.hear.beats.newestBefore(now.Add(-n.t.Reach))
-}
-
 // hearsUs reports whether ev shows its sender heard the leader this node
 // knows (itself when leading) within the last Misses heartbeats.
 func (n *Node) hearsUs(ev Evidence) bool {
@@ -44,8 +29,7 @@ func (n *Node) hearsUs(ev Evidence) bool {
 }
 
 // leaderGivesWay decides whether this leader steps down to m, a better
-// leader's heartbeat (or preempting claim). Yes if m shows it hears us
-// (current).
+// leader's heartbeat (or preempting claim). Yes if m shows it hears us.
 // Otherwise m's sender may be deaf — or we may be mute, our followers gone
 // to it. Those followers' silence tells the two apart: a follower that
 // still hears us reports the rival it ignores (reportRival), and its
@@ -54,7 +38,7 @@ func (n *Node) hearsUs(ev Evidence) bool {
 // intervals), else only once the rival has been heard for a claim window
 // with no node showing it hears us.
 func (n *Node) leaderGivesWay(now time.Time, m *Message) bool {
-	if n.current(now, m.Heard) {
+	if n.hearsUs(m.Heard) {
 		return true
 	}
 	if n.hear.rivalSince.IsZero() || now.Sub(n.hear.rival.At) > 2*n.cfg.Interval || n.hear.rival.ID != m.From {
@@ -77,37 +61,11 @@ func (n *Node) leaderGivesWay(now time.Time, m *Message) bool {
 // better leader's heartbeat: only if its own leader is no longer live, or
 // m shows it hears that leader.
 func (n *Node) followerGivesWay(now time.Time, m *Message) bool {
-	if !now.Before(n.followDeadline()) || n.current(now, m.Heard) {
+	if !now.Before(n.followDeadline()) || n.hearsUs(m.Heard) {
 		return true
 	}
 	n.noteRival(now, m)
 	n.reportRival(now, m)
 	n.reject(now, m)
 	return false
-}
-
-// beatLog remembers when the last few heartbeats of the leadership this
-// node knows were sent (while it leads) or heard (while it follows), for
-// current. It is emptied when that leadership changes (setLeader).
-type beatLog struct {
-	beat [8]uint64
-	at   [8]time.Time
-	next int
-}
-
-func (l *beatLog) add(beat uint64, at time.Time) {
-	l.beat[l.next], l.at[l.next] = beat, at
-	l.next = (l.next + 1) % len(l.beat)
-}
-
-// newestBefore returns the highest beat sent or heard at or before t; 0
-// if none is remembered (hearsUs alone then decides).
-func (l *beatLog) newestBefore(t time.Time) uint64 {
-	var b uint64
-	for i, at := range l.at {
-		if !at.IsZero() && !at.After(t) && l.beat[i] > b {
-			b = l.beat[i]
-		}
-	}
-	return b
 }

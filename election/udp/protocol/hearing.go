@@ -101,9 +101,6 @@ type hearState struct {
 	echoWant    time.Time
 	claimEchoed bool
 	deafClaims  int
-	// beats are the recent heartbeats of the leadership this node knows,
-	// with when they were sent or heard (evidence.go).
-	beats beatLog
 	// reflected is when another node last showed fresh evidence of this
 	// node's leadership; rivalSince when the current better rival without
 	// evidence was first heard (both while leading).
@@ -230,7 +227,7 @@ func (n *Node) heardPeer(now time.Time, m *Message) {
 	if p := n.peers[m.From]; p != nil {
 		p.witness = m.Flags&FlagWitness != 0
 	}
-	if n.role == election.Leader && n.current(now, m.Heard) {
+	if n.role == election.Leader && n.hearsUs(m.Heard) {
 		n.hear.reflected = now
 	}
 	n.judgePeer(now, m)

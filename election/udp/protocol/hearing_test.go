@@ -294,7 +294,21 @@ func TestLateClaimEchoStillLeads(t *testing.T) {
 		{"no echo for an interval", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, c, claim := echoCandidate(t)
+			c := testConfig("me", 100, 1)
+			c.SelfEcho = true
+			n, err := NewNode(c, t0)
+			require.NoError(t, err)
+			n.Step(t0, n.Ready()[0].Msg) // the start-up query's echo
+			var claim Message
+			for i := 0; i < 100 && claim.Type != Claim; i++ {
+				n.Tick(n.NextTick())
+				for _, e := range n.Ready() {
+					if e.Msg.Type == Claim {
+						claim = e.Msg
+					}
+				}
+			}
+			require.Equal(t, Claim, claim.Type)
 			sent := n.now
 			end := sent.Add(c.Interval + n.t.ClaimWindow)
 			for i := 0; i < 100 && n.Status().Role == election.Candidate && n.now.Before(end); i++ {
@@ -393,46 +407,4 @@ func TestBarredDuplicateClaimsAboveTheOthersTerm(t *testing.T) {
 		}
 	}
 	t.Fatal("never claimed")
-}
-
-// A candidate that was paused claims again as it wakes (its window may
-// have passed unseen); that claim must come back too. The echo of the
-// claim sent before the pause proves nothing about the node's hearing
-// now: TestScenarios seed 19540 (20 000 seeds) had a node whose host was
-// suspended mid-claim and made deaf meanwhile lead on waking.
-func TestPausedCandidateNeedsItsNewClaimsEcho(t *testing.T) {
-	n, c, claim := echoCandidate(t)
-	n.Step(n.now, claim) // its echo, at once
-	woke := n.now.Add(3 * time.Second)
-	n.Tick(woke) // paused; deaf from now on
-	require.Contains(t, types(n.Ready()), Claim, "claims again as it wakes")
-	for i := 0; i < 100 && n.now.Before(woke.Add(2*c.Interval)); i++ {
-		n.Tick(n.NextTick())
-		n.Ready()
-		require.NotEqual(t, election.Leader, n.Status().Role, "led at %v without hearing its new claim", n.now.Sub(woke))
-	}
-	assert.Equal(t, uint64(1), n.Stats().DeafClaims)
-}
-
-// echoCandidate returns a node with SelfEcho that heard its start-up
-// query come back, found nobody and just claimed, its config, and the
-// claim (not yet echoed).
-func echoCandidate(t *testing.T) (*Node, Config, Message) {
-	t.Helper()
-	c := testConfig("me", 100, 1)
-	c.SelfEcho = true
-	n, err := NewNode(c, t0)
-	require.NoError(t, err)
-	n.Step(t0, n.Ready()[0].Msg) // the start-up query's echo
-	var claim Message
-	for i := 0; i < 100 && claim.Type != Claim; i++ {
-		n.Tick(n.NextTick())
-		for _, e := range n.Ready() {
-			if e.Msg.Type == Claim {
-				claim = e.Msg
-			}
-		}
-	}
-	require.Equal(t, Claim, claim.Type)
-	return n, c, claim
 }

@@ -120,13 +120,6 @@ type Message struct {
 	// node. Zero: not said (a node older than this field). It travels in
 	// the wire slot Nonce has in other types; zero elsewhere.
 	Promise time.Duration
-	// Fence (Heartbeat only) is how long after sending this heartbeat its
-	// leader stops acting unless it sends another, and so the least silence
-	// after which a follower may give that leader up (fence.go). Zero: not
-	// said (quorum mode, where the lease fences, or a node older than this
-	// field); followers then wait out their own detector. It travels in
-	// the wire slot Nonce has in other types.
-	Fence time.Duration
 	// Heard is the sender's evidence that it hears the cluster: the newest
 	// leader heartbeat it accepted from another node. Zero if none.
 	Heard Evidence

@@ -93,12 +93,8 @@ type Node struct {
 	claimResent   bool
 	claimPreempt  bool
 
-	nextBeat time.Time
-	lastBeat time.Time
-	// fence is the Fence this leader's last heartbeat said; leaderFence
-	// the Fence of the newest heartbeat of the leader followed (fence.go).
-	fence       time.Duration
-	leaderFence time.Duration
+	nextBeat    time.Time
+	lastBeat    time.Time
 	lastAnswer  time.Time
 	lastCorrect time.Time
 
@@ -232,7 +228,7 @@ func (n *Node) nextDeadline() time.Time {
 	}
 	if n.fstate == following {
 		if p := n.ProbeAt(); !p.IsZero() && p.Before(n.followDeadline()) {
-			return p // a probe, or the verdict (never after the deadline)
+			return p
 		}
 		return n.followDeadline()
 	}
@@ -240,15 +236,11 @@ func (n *Node) nextDeadline() time.Time {
 }
 
 // followDeadline is when a following node suspects its leader: the
-// detector's deadline, counted from a probe's answer too (probe.go), and
-// never before the leader's fence (fence.go).
+// detector's deadline, counted from a probe's answer too (probe.go).
 func (n *Node) followDeadline() time.Time {
 	d := n.det.Deadline()
 	if a := n.pr.alive.Add(n.det.Timeout()); a.After(d) {
 		d = a
-	}
-	if f := n.fenceEnd(); f.After(d) {
-		d = f
 	}
 	if n.relistenUntil.After(d) {
 		return n.relistenUntil
@@ -299,15 +291,15 @@ func (n *Node) Stats() Stats {
 }
 
 // CanActAsLeader reports whether a job may start now: this node leads, is
-// not re-listening after a pause, is within its fence (fence.go) and its
-// own schedule is not overdue by more than PauseThreshold (which would
-// mean it is paused right now and has not noticed yet). In quorum mode
-// its lease must also be valid. Check it right before every job start.
+// not re-listening after a pause, and its own schedule is not overdue by
+// more than PauseThreshold (which would mean it is paused right now and
+// has not noticed yet). In quorum mode its lease must also be valid. Check
+// it right before every job start.
 func (n *Node) CanActAsLeader(now time.Time) bool {
 	if n.role != election.Leader || n.quiet {
 		return false
 	}
-	if now.Before(n.listenUntil) || n.fencePassed(now) {
+	if now.Before(n.listenUntil) {
 		return false
 	}
 	if !n.q.mayAct(now) {
@@ -357,11 +349,8 @@ func (n *Node) setRole(r election.Role) {
 
 // setLeader changes the known leader, counting real changes.
 func (n *Node) setLeader(l election.LeaderInfo, prio uint8) {
-	if l.ID != n.leader.ID || l.Term != n.leader.Term {
-		if l.Known() {
-			n.stats.LeaderChanges++
-		}
-		n.hear.beats = beatLog{}
+	if l.Known() && (l.ID != n.leader.ID || l.Term != n.leader.Term) {
+		n.stats.LeaderChanges++
 	}
 	n.leader, n.leaderPrio = l, prio
 }

@@ -37,39 +37,26 @@ func TestPausedFollowerRelistens(t *testing.T) {
 	assert.Empty(t, sentOf(n, Claim))
 }
 
-// TestLeaderSilentPastFenceStepsDown: a leader whose next call comes at
-// or past its fence, Timings.Fence after its last heartbeat (a stall, a
-// host suspend), may have been replaced by now — without quorum nothing
-// says otherwise — so it stops acting at the fence, steps down before it
-// sends anything as leader and asks who leads. That holds whatever its
-// PauseThreshold: the fence is what followers wait for. A pause noticed
-// within the fence (PauseThreshold below StallTolerance), which no follower
-// can have taken for a dead leader, keeps the leadership after one claim
-// window of listening.
-func TestLeaderSilentPastFenceStepsDown(t *testing.T) {
+// TestLeaderSilentForSuspectStepsDown: a leader whose next call comes
+// Misses intervals or more after its last heartbeat (a pause, a host
+// suspend) may have been replaced by now — without quorum nothing says
+// otherwise — so it steps down before it sends anything as leader and
+// asks who leads. A shorter pause, which no follower can have taken for a
+// dead leader, keeps the leadership after one claim window of listening.
+func TestLeaderSilentForSuspectStepsDown(t *testing.T) {
 	tm := DefaultLANConfig().Timings()
 	tests := []struct {
 		name      string
-		threshold time.Duration // PauseThreshold; 0: the default, Interval
 		silent    time.Duration // since the leader's last heartbeat
 		stillLead bool
 	}{
-		{"noticed pause within the fence", 5 * time.Millisecond, tm.Fence - time.Millisecond, true},
-		{"exactly the fence", 0, tm.Fence, false},
-		{"host suspend of 5 s", 0, 5 * time.Second, false},
+		{"detected pause shorter than Suspect", tm.Suspect - time.Millisecond, true},
+		{"exactly Suspect", tm.Suspect, false},
+		{"host suspend of 5 s", 5 * time.Second, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := testConfig("l", 100, 1)
-			c.PauseThreshold = tt.threshold
-			l, err := NewNode(c, t0)
-			require.NoError(t, err)
-			now := t0
-			for l.Status().Role != election.Leader {
-				now = l.NextTick()
-				l.Tick(now)
-			}
-			l.Ready()
+			l, now := alone(t, "l", 100, 1)
 			term := l.Status().Leader.Term
 			require.True(t, l.CanActAsLeader(now))
 			woke := now.Add(tt.silent)
@@ -102,7 +89,6 @@ func TestLeaderSilentPastFenceStepsDown(t *testing.T) {
 			assert.False(t, l.Status().Leader.Known())
 			assert.Zero(t, beats, "no heartbeat of the old term after the silence")
 			assert.Equal(t, uint64(1), l.Stats().SteppedDown)
-			assert.Equal(t, uint64(1), l.Stats().Fenced)
 			assert.False(t, l.NextTick().Before(woke.Add(tm.YieldWait)), "listens a claim window and an interval before claiming")
 		})
 	}

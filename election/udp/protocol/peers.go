@@ -86,7 +86,7 @@ func (n *Node) admit(now time.Time, m *Message) DropReason {
 		n.newPeer = true
 	}
 	p.incarnation, p.seq, p.priority, p.lastHeard = m.Incarnation, m.Seq, m.Priority, now
-	p.gone, p.resumed = n.leaves(m), false
+	p.gone, p.resumed = m.Type == Resign, false
 	n.replayVer++
 	return ""
 }
@@ -147,22 +147,15 @@ func (n *Node) successor() string {
 	return best
 }
 
-// leaves reports whether m says that its sender stops taking part: a
-// RESIGN, except in quorum mode a candidate's (no Leader), which gives up
-// a claim that found no majority (tick.go) and frees its voters; its
-// sender stays a peer.
-func (n *Node) leaves(m *Message) bool {
-	return m.Type == Resign && (m.Leader != "" || !n.q.on())
-}
-
 // introduce answers a starting node's QUERY with a unicast presence report
 // (a QUERY with FlagReport, which nobody answers). A node hears the
 // followers that start after it, but followers are otherwise silent: it
 // would never learn those that started before it, and it ranks itself
-// among the peers it knows when its leader is gone (rankWait). Only
-// followers introduce themselves: a leader answers the query anyway.
+// among the peers it knows when its leader's process dies (rankWait). Only
+// followers outside quorum mode introduce themselves: a leader answers the
+// query anyway, and quorum mode does not rank.
 func (n *Node) introduce(to string) {
-	if n.role != election.Follower {
+	if n.q.on() || n.role != election.Follower {
 		return
 	}
 	n.emit(to, Message{Type: Query, Flags: FlagReport, Leader: n.leader.ID})

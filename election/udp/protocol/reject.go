@@ -27,7 +27,7 @@ import (
 // to this sender or another (a claimant's resend, half a window later,
 // gets its own).
 func (n *Node) reject(now time.Time, m *Message) bool {
-	if n.q.on() || !n.leaderLive(now) || n.current(now, m.Heard) {
+	if n.q.on() || !n.leaderLive(now) || n.hearsUs(m.Heard) {
 		return false
 	}
 	if !n.hear.rejectAt.IsZero() && now.Sub(n.hear.rejectAt) < n.t.ClaimWindow/4 {
@@ -50,15 +50,7 @@ func (n *Node) stepRejected(now time.Time, m *Message) {
 	if n.q.on() || m.Heard.Term != m.Term || m.Heard.Beat == 0 || m.Leader == n.cfg.NodeID {
 		return
 	}
-	// A candidate was rejected because its claim missed a heartbeat the
-	// sender had heard (current): one newer than it heard proves it. A
-	// leader heard that leader within Misses heartbeats (hearsUs) in a
-	// healed partition, which the leaders settle by evidence.
-	lag := uint64(n.cfg.Misses)
-	if n.role == election.Candidate {
-		lag = 0
-	}
-	if n.heard.Term == m.Heard.Term && n.heard.Beat+lag >= m.Heard.Beat {
+	if n.heard.Term == m.Heard.Term && n.heard.Beat+uint64(n.cfg.Misses) >= m.Heard.Beat {
 		return // we hear that leader as well as the sender does
 	}
 	switch n.role {

@@ -61,12 +61,8 @@ type Stats struct {
 	// leader (id or term), including to and from this node.
 	LeaderChanges uint64
 	// Pauses counts Tick/Step calls that came more than PauseThreshold
-	// after NextTick, or while leading past the fence.
+	// after NextTick.
 	Pauses uint64
-	// Fenced counts leaderships given up because this leader was silent
-	// past its fence (fence.go): stalled for so long that followers may
-	// have elected a successor.
-	Fenced uint64
 	// StaleLeaderIgnored counts heartbeats ignored because they came from a
 	// leader older than the newest one known.
 	StaleLeaderIgnored uint64
@@ -88,9 +84,8 @@ type Stats struct {
 	// Probes counts probes sent to this node's leader (probe.go);
 	// ProbeAnswers the answers that proved it alive; ProbeAnswersRefused
 	// answers ignored (not from the leader followed, or naming no probe
-	// outstanding: a replay); HostGone the verdicts that its host is gone
-	// (k probes unanswered past its fence).
-	Probes, ProbeAnswers, ProbeAnswersRefused, HostGone uint64
+	// outstanding: a replay).
+	Probes, ProbeAnswers, ProbeAnswersRefused uint64
 	// ProbesAnswered counts other nodes' probes this leader answered;
 	// ProbeAnswersLimited those over a sender's budget; ProbesNotOurs
 	// probes of another leadership (or received while not leading),

@@ -216,7 +216,7 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 	switch n.role {
 	case election.Leader:
 		if m.Flags&FlagPreempt != 0 && m.Priority > n.cfg.Priority && m.Term > n.leader.Term {
-			if n.current(now, m.Heard) {
+			if n.hearsUs(m.Heard) {
 				// VRRP preemption: a better node takes over on purpose.
 				n.wait(now, n.yieldWait())
 				return
@@ -267,7 +267,7 @@ func (n *Node) stepResign(now time.Time, m *Message) {
 		// The leader (or candidate) we granted has stopped for good:
 		// release the grant so a successor can be voted in at once.
 		n.q.release(m.Term, m.From)
-		if !n.leaves(m) {
+		if n.q.on() && m.Leader == "" {
 			return // a candidate gave up its claim; nothing else changes
 		}
 	}

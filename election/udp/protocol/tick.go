@@ -13,7 +13,7 @@ func (n *Node) enter(now time.Time) time.Time {
 		now = n.now
 	}
 	n.now = now
-	if !n.quiet && (now.Sub(n.scheduled) > n.cfg.PauseThreshold || n.role == election.Leader && n.fencePassed(now)) {
+	if !n.quiet && now.Sub(n.scheduled) > n.cfg.PauseThreshold {
 		n.onPause(now)
 	}
 	return now
@@ -135,11 +135,8 @@ func (n *Node) tickOnce(now time.Time) bool {
 	}
 	switch n.fstate {
 	case following:
-		if n.tickProbe(now) {
-			return true
-		}
 		if now.Before(n.followDeadline()) {
-			return false
+			return n.tickProbe(now)
 		}
 		n.suspectSilence(now)
 	case waiting:

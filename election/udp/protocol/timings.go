@@ -18,12 +18,6 @@ type Timings struct {
 	// ClaimResend is when, within the window, the CLAIM is sent again
 	// (one loss must not lose an election): ClaimWindow/2.
 	ClaimResend time.Duration
-	// Reach is how long after a heartbeat every node that hears its
-	// leader has heard it: a LAN round trip, ClaimWindow/2, at most
-	// MinProbeSpacing. Evidence that misses a heartbeat sent or heard
-	// longer ago shows that its sender does not hear that leader
-	// (evidence.go).
-	Reach time.Duration
 	// BackoffMax bounds the wait between suspecting and claiming (ranked
 	// or randomized, see Config.BackoffMax). Config.BackoffMax, or if zero
 	// Interval/2.
@@ -39,15 +33,6 @@ type Timings struct {
 	// PauseThreshold: a call this late after NextTick means we were paused
 	// (or the host suspended). Config.PauseThreshold, or if zero Interval.
 	PauseThreshold time.Duration
-	// StallTolerance (without quorum) is how long past a heartbeat's due
-	// time a leader may stall and keep leading: Config.StallTolerance, or
-	// if zero Interval/2, at least MinStallTolerance.
-	StallTolerance time.Duration
-	// Fence (without quorum) is how long after its last heartbeat a leader
-	// may stay silent and still act, and the least silence after which a
-	// follower may give it up: Interval + StallTolerance. Every heartbeat
-	// says it (Message.Fence); see fence.go.
-	Fence time.Duration
 	// Relisten is how long a follower that was paused keeps listening for
 	// its leader's queued heartbeats before it may suspect: Interval.
 	Relisten time.Duration
@@ -106,7 +91,6 @@ func (c Config) Timings() Timings {
 		BackoffMax:      c.BackoffMax,
 		PauseThreshold:  c.PauseThreshold,
 		Relisten:        c.Interval,
-		StallTolerance:  c.StallTolerance,
 		ProbeWait:       c.Interval / 2,
 		ForgetPeerAfter: c.ForgetPeerAfter,
 		MaxClaimBackoff: c.Interval << maxClaimBackoffShift,
@@ -122,10 +106,6 @@ func (c Config) Timings() Timings {
 	if t.PauseThreshold == 0 {
 		t.PauseThreshold = c.Interval
 	}
-	if t.StallTolerance == 0 {
-		t.StallTolerance = max(c.Interval/2, MinStallTolerance)
-	}
-	t.Fence = c.Interval + t.StallTolerance
 	if t.ForgetPeerAfter == 0 {
 		t.ForgetPeerAfter = defaultForgetPeer
 	}
@@ -135,7 +115,6 @@ func (c Config) Timings() Timings {
 	}
 	t.Hold = 2 * t.Gather
 	t.ClaimResend = t.ClaimWindow / 2
-	t.Reach = min(t.ClaimWindow/2, MinProbeSpacing)
 	t.RankStep = t.ClaimWindow / 2
 	t.YieldWait = t.ClaimWindow + c.Interval
 	pm := c.PromiseMisses

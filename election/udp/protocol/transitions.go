@@ -22,7 +22,6 @@ func (n *Node) follow(now time.Time, m *Message) {
 	n.setLeader(election.LeaderInfo{ID: m.From, Addr: m.Addr, Term: m.Term}, m.Priority)
 	if !sameLeader {
 		n.det.Reset(now)
-		n.leaderFence = 0
 	}
 	n.hear.rejections = 0
 	if !sameLeader {
@@ -36,10 +35,6 @@ func (n *Node) follow(now time.Time, m *Message) {
 			n.noteBeatGap(now.Sub(n.det.Last()))
 		}
 		n.det.Observe(now, m.Beat)
-		n.hear.beats.add(m.Beat, now)
-		if m.Beat >= n.leaderBeat {
-			n.leaderFence = m.Fence
-		}
 		n.leaderBeat = max(n.leaderBeat, m.Beat)
 		n.heard = Evidence{Term: m.Term, Beat: n.leaderBeat}
 	}
@@ -207,13 +202,11 @@ func (n *Node) beatEvery(now time.Time) time.Duration {
 func (n *Node) beat(now time.Time) {
 	n.lastBeat = now
 	n.beats++
-	n.hear.beats.add(n.beats, now)
-	n.fence = n.fenceToSay()
 	var flags uint8
 	if now.Before(n.hear.refuseUntil) {
 		flags = FlagRefused
 	}
-	n.emit("", Message{Type: Heartbeat, Term: n.leader.Term, Leader: n.cfg.NodeID, Beat: n.beats, Flags: flags, Fence: n.fence, Payload: n.payload})
+	n.emit("", Message{Type: Heartbeat, Term: n.leader.Term, Leader: n.cfg.NodeID, Beat: n.beats, Flags: flags, Payload: n.payload})
 	n.q.sent(n.seq, now)
 	n.recordVersion()
 }
@@ -232,23 +225,21 @@ func (n *Node) answerBeat(now time.Time) {
 	n.beat(now)
 }
 
-// onPause reacts to a call that came more than PauseThreshold late, or to
-// a leader's first call past its fence.
+// onPause reacts to a call that came more than PauseThreshold late.
 func (n *Node) onPause(now time.Time) {
 	n.stats.Pauses++
 	switch n.role {
 	case election.Leader:
-		if n.fencePassed(now) {
-			// Silent past our fence: followers may have given us up and
-			// a successor led a newer term meanwhile and be gone now (or,
-			// after a host suspend, its heartbeats were lost, not
-			// queued), and followers ignore our older term without
-			// telling us. Nothing would stop us acting on it beside the
-			// next leader they elect. Step down before sending anything:
-			// leading again takes a new claim, which any node knowing a
-			// newer term corrects. (In quorum mode there is no fence: the
-			// lease decides, votes bind the voters until it ends.)
-			n.stats.Fenced++
+		if !n.q.on() && now.Sub(n.lastBeat) >= n.t.Suspect {
+			// Silent for as long as a follower waits before it suspects
+			// us: a successor may have led a newer term meanwhile and be
+			// gone now (or, after a host suspend, its heartbeats were
+			// lost, not queued), and followers ignore our older term
+			// without telling us. Nothing would stop us acting on it
+			// beside the next leader they elect. Step down before
+			// sending anything: leading again takes a new claim, which
+			// any node knowing a newer term corrects. (In quorum mode
+			// the lease decides: votes bind the voters until it ends.)
 			n.wait(now, n.t.YieldWait)
 			n.emit("", Message{Type: Query})
 			return
@@ -269,14 +260,11 @@ func (n *Node) onPause(now time.Time) {
 			n.backOff(now, 0)
 			return
 		}
-		// Our window may have passed unseen: claim again, full window;
-		// this claim must come back too (the node may have gone deaf
-		// while it slept).
+		// Our window may have passed unseen: claim again, full window.
 		n.claimSent = now
 		n.claimUntil = now.Add(n.t.ClaimWindow)
 		n.claimResendAt = now.Add(n.t.ClaimResend)
 		n.claimResent = false
-		n.hear.claimEchoed = false
 		n.sendClaim()
 	default:
 		// Heartbeats may be queued behind our pause: give the leader one

@@ -62,8 +62,10 @@ func (n *Node) noteBeatGap(gap time.Duration) {
 
 // LeaderUnreachable reports that the probe of leader id in term found its
 // port closed: the leader's process is gone. A follower of exactly that
-// leader suspects it at once and claims by rank (leaderGone); in quorum
-// mode as the voters' promises to the dead leader end. An answer about another leader or term (the follower has moved on
+// leader suspects it at once and claims by rank (leaderGone). In quorum
+// mode (which does not probe) the follower's promise to the dead leader
+// holds its claim back anyway, and the usual randomized backoff applies.
+// An answer about another leader or term (the follower has moved on
 // meanwhile) is counted and ignored.
 func (n *Node) LeaderUnreachable(now time.Time, id string, term uint64) {
 	now = n.enter(now)
@@ -73,6 +75,10 @@ func (n *Node) LeaderUnreachable(now time.Time, id string, term uint64) {
 		return
 	}
 	n.stats.LeaderUnreachable++
+	if n.q.on() {
+		n.backOff(now, 0)
+		return
+	}
 	n.leaderGone(now)
 }
 

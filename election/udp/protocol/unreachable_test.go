@@ -84,107 +84,61 @@ func TestUnreachableRankCapped(t *testing.T) {
 	assert.Equal(t, n.t.BackoffMax, n.rankWait("x"))
 }
 
-// TestUnreachableQuorumClaimsWhenThePromiseEnds: in quorum mode the
-// follower's promise to the dead leader holds its claim back. Knowing the
-// leader is gone, it is ready the moment the promise ends: it claims
-// then, by rank (no better peer known here: at once), not after a
-// randomized backoff, and not a moment before.
-func TestUnreachableQuorumClaimsWhenThePromiseEnds(t *testing.T) {
+// TestUnreachableQuorumKeepsRandomBackoff: in quorum mode the follower's
+// promise to the dead leader holds its claim back; it backs off as before
+// and claims nothing in the call.
+func TestUnreachableQuorumKeepsRandomBackoff(t *testing.T) {
 	c := testConfig("a", 100, 1)
 	c.ClusterSize = 3
 	n, err := NewNode(c, t0)
 	require.NoError(t, err)
-	now := t0.Add(3 * time.Second) // past the start-up promise
-	term := MakeTerm(1, 100, NodeTag("z"))
-	n.Step(now, Message{Type: Heartbeat, Cluster: "test", From: "z", Incarnation: 1, Seq: 1, Term: term, Leader: "z", Beat: 1, Addr: "addr-z"})
+	now := t0.Add(time.Second)
+	n.Step(now, Message{Type: Heartbeat, Cluster: "test", From: "z", Incarnation: 1, Seq: 1, Term: MakeTerm(1, 100, NodeTag("z")), Leader: "z", Beat: 1, Addr: "addr-z"})
 	require.Equal(t, "z", n.Status().Leader.ID)
-	require.Len(t, sentOf(n, Ack), 1, "the heartbeat acked: a promise to z")
-	promiseEnd := n.q.grantedUntil()
-	require.Equal(t, now.Add(n.t.Promise), promiseEnd)
-
+	n.Ready()
 	at := now.Add(time.Millisecond)
-	n.LeaderUnreachable(at, "z", term)
+	n.LeaderUnreachable(at, "z", MakeTerm(1, 100, NodeTag("z")))
 	assert.Equal(t, uint64(1), n.Stats().LeaderUnreachable)
+	assert.Equal(t, election.Follower, n.Status().Role)
 	assert.Equal(t, backingOff, n.fstate)
-	assert.Equal(t, promiseEnd, n.waitUntil, "ready the moment the promise ends")
-	assert.Empty(t, sentOf(n, Claim), "no claim while the promise holds")
-
-	n.Tick(promiseEnd.Add(-time.Nanosecond))
-	assert.Empty(t, sentOf(n, Claim), "no claim a moment before it ends")
-	n.Tick(promiseEnd)
-	assert.Len(t, sentOf(n, Claim), 1, "the claim as it ends")
-	assert.Equal(t, election.Candidate, n.Status().Role)
+	// heartbeat.Backoff at priority 100: a skew of about 0.3 BackoffMax
+	// plus a draw below BackoffMax/2.
+	wait := n.waitUntil.Sub(at)
+	assert.GreaterOrEqual(t, wait, n.t.BackoffMax/4, "the priority skew of the randomized backoff")
+	assert.LessOrEqual(t, wait, n.t.BackoffMax)
+	for _, e := range n.Ready() {
+		assert.NotEqual(t, Claim, e.Msg.Type)
+	}
 }
 
 // TestStartingNodeLearnsEarlierFollowers: followers answer a starting
 // node's QUERY with a presence report, so it knows the followers that
-// started before it (which rankWait needs), not only the leader — in
-// quorum mode too, where a follower whose leader is gone ranks its claim
-// at the end of the promise.
+// started before it (which rankWait needs), not only the leader.
 func TestStartingNodeLearnsEarlierFollowers(t *testing.T) {
-	for _, size := range []int{0, 4} {
-		nw := &net{nodes: map[string]*Node{}, down: map[string]bool{}, now: t0}
-		for i, id := range []string{"a", "b", "c"} {
-			c := testConfig(id, 100, uint64(i+1))
-			c.ClusterSize = size
-			n, err := NewNode(c, t0)
-			require.NoError(t, err)
-			nw.nodes[id] = n
-		}
-		nw.pump()
-		nw.run(3 * time.Second)
-		require.Len(t, nw.leaders(), 1, "cluster size %d", size)
-		c := testConfig("d", 100, 9)
-		c.ClusterSize = size
-		late, err := NewNode(c, nw.now)
-		require.NoError(t, err)
-		nw.nodes["d"] = late
-		nw.pump()
-		for id := range nw.nodes {
-			if id != "d" {
-				assert.Contains(t, late.peers, id, "cluster size %d", size)
-			}
-		}
-		// Only once per incarnation: the next query (a leader's after a
-		// pause, say) is not answered with reports.
-		for id, n := range nw.nodes {
-			if id != "d" {
-				n.Ready()
-			}
-		}
-		late.emit("", Message{Type: Query})
-		nw.pump()
-		for id, n := range nw.nodes {
-			if id != "d" {
-				assert.Empty(t, n.Ready(), "%s, cluster size %d", id, size)
-			}
+	nw := newNet(t, map[string]uint8{"a": 100, "b": 100, "c": 100})
+	nw.run(2 * time.Second)
+	late, err := NewNode(testConfig("d", 100, 9), nw.now)
+	require.NoError(t, err)
+	nw.nodes["d"] = late
+	nw.pump()
+	for id := range nw.nodes {
+		if id != "d" {
+			assert.Contains(t, late.peers, id)
 		}
 	}
-}
-
-// TestQuorumCandidateGivingUpStaysRanked: in quorum mode a candidate
-// whose claim found no majority sends RESIGN to free its voters, but it
-// stays a peer: a follower still ranks its own claim behind it, or both
-// would claim together when their leader is gone and split the votes.
-// Without quorum a candidate's RESIGN means it stops.
-func TestQuorumCandidateGivingUpStaysRanked(t *testing.T) {
-	for _, size := range []int{0, 3} {
-		c := testConfig("c", 100, 1)
-		c.ClusterSize = size
-		n, err := NewNode(c, t0)
-		require.NoError(t, err)
-		ahead := "b"
-		require.True(t, claimsAhead(100, NodeTag(ahead), ahead, 100, n.tag, "c"), "the test needs b to claim ahead of c")
-		now := t0.Add(3 * time.Second)
-		term := MakeTerm(2, 100, NodeTag(ahead))
-		n.Step(now, Message{Type: Claim, Cluster: "test", From: ahead, Incarnation: 1, Seq: 1, Term: term, Priority: 100})
-		require.Equal(t, n.t.RankStep, n.rankWait("dead"), "cluster size %d: b is ahead", size)
-		n.Step(now.Add(n.t.ClaimWindow), Message{Type: Resign, Cluster: "test", From: ahead, Incarnation: 1, Seq: 2, Term: term, Priority: 100})
-		want := n.t.RankStep
-		if size == 0 {
-			want = 0 // it stopped
+	// Only once per incarnation: the next query (a leader's after a
+	// pause, say) is not answered with reports.
+	for id, n := range nw.nodes {
+		if id != "d" {
+			n.Ready()
 		}
-		assert.Equal(t, want, n.rankWait("dead"), "cluster size %d", size)
+	}
+	late.emit("", Message{Type: Query})
+	nw.pump()
+	for id, n := range nw.nodes {
+		if id != "d" {
+			assert.Empty(t, n.Ready(), id)
+		}
 	}
 }
 
@@ -289,21 +243,14 @@ func TestSilenceWaitsGraceThenRank(t *testing.T) {
 	}
 }
 
-// TestSilenceQuorumKeepsRandomBackoff: in quorum mode, where probes
-// cannot decide (here the leader's address is unknown, so there are
-// none), simultaneous claims would split the votes: suspicion draws the
-// randomized backoff.
+// TestSilenceQuorumKeepsRandomBackoff: in quorum mode simultaneous claims
+// would split the votes; suspicion draws the randomized backoff.
 func TestSilenceQuorumKeepsRandomBackoff(t *testing.T) {
 	c := testConfig("a", 100, 1)
 	c.ClusterSize = 3
 	n, err := NewNode(c, t0)
 	require.NoError(t, err)
-	term := MakeTerm(1, 100, NodeTag("z"))
-	for i := range 2 {
-		n.Step(t0.Add(time.Second+time.Duration(i)*c.Interval), Message{Type: Heartbeat, Cluster: "test", From: "z", Incarnation: 1, Seq: uint64(i + 1), Term: term, Leader: "z", Beat: uint64(i + 1)})
-	}
-	require.Equal(t, "z", n.Status().Leader.ID)
-	require.Zero(t, n.ProbeAt(), "no address to probe")
+	followBeats(t, n, t0.Add(time.Second), []time.Duration{0})
 	deadline := n.NextTick()
 	n.Tick(deadline)
 	require.Equal(t, backingOff, n.fstate)

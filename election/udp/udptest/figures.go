@@ -63,33 +63,11 @@ func waitNewLeader(s *Sim, old string, within time.Duration) (time.Duration, err
 }
 
 // FailoverBound is the documented bound on failover after a leader crash
-// on a loss-free network with one-way delay at most maxDelay, by the
-// detector alone (quorum mode, a leader that says no fence):
+// on a loss-free network with one-way delay at most maxDelay:
 // Misses×Interval + BackoffMax + ClaimWindow + maxDelay.
 func FailoverBound(c protocol.Config, maxDelay time.Duration) time.Duration {
 	t := c.Timings()
 	return t.Suspect + t.BackoffMax + t.ClaimWindow + maxDelay
-}
-
-// HostLossBound is the documented bound on failover without quorum after
-// a leader's host is lost (or its process, with no ICMP answer) on a
-// loss-free network: the last heartbeat left at the loss at the latest
-// and arrived maxDelay later, the followers' probes give the leader up at
-// its fence (Fence after that heartbeat), and the best survivor claims at
-// once and leads a claim window later: Fence + ClaimWindow + maxDelay.
-// (The probes are done by then when StallTolerance is at least
-// MinStallTolerance plus the heartbeats' jitter.)
-func HostLossBound(c protocol.Config, maxDelay time.Duration) time.Duration {
-	t := c.Timings()
-	return t.Fence + t.ClaimWindow + maxDelay
-}
-
-// HostLossFloor is the least failover after a host loss: the fence counts
-// from a heartbeat sent at most an interval before the loss, and the
-// claim window follows: Fence - Interval + ClaimWindow.
-func HostLossFloor(c protocol.Config) time.Duration {
-	t := c.Timings()
-	return t.Fence - t.Interval + t.ClaimWindow
 }
 
 // ResignBound is the documented bound after a graceful Resign:

@@ -35,7 +35,7 @@ func fullMessage() protocol.Message {
 func maxMessage() protocol.Message {
 	id := strings.Repeat("é", MaxIDLen/2) // multi-byte UTF-8 at the byte bound
 	return protocol.Message{
-		Type: protocol.Query, Cluster: id, From: id, Leader: id, Successor: id,
+		Type: protocol.Heartbeat, Cluster: id, From: id, Leader: id, Successor: id,
 		Incarnation: ^uint64(0), Seq: ^uint64(0), Term: ^uint64(0), Priority: 255, Flags: 255,
 		Beat: ^uint64(0), Nonce: ^uint64(0), Heard: protocol.Evidence{Term: ^uint64(0), Beat: ^uint64(0)},
 		Payload: bytes.Repeat([]byte{0xAB}, MaxPayload),
@@ -76,11 +76,8 @@ func TestRoundTrip(t *testing.T) {
 			for typ := protocol.Type(1); knownType(typ); typ++ {
 				msg := tt.msg
 				msg.Type = typ
-				switch slotOf(typ) { // the nonce slot carries a duration
-				case slotPromise:
+				if carriesPromise(typ) { // the nonce slot carries the promise
 					msg.Promise, msg.Nonce = time.Duration(msg.Nonce>>1), 0
-				case slotFence:
-					msg.Fence, msg.Nonce = time.Duration(msg.Nonce>>1), 0
 				}
 				msg.Addr = "10.0.0.1:7483" // not encoded
 				b, err := Encode(msg, tt.k)
@@ -131,29 +128,19 @@ func TestLayout(t *testing.T) {
 	assert.Equal(t, want, b)
 }
 
-// TestDurationsInTheNonceSlot pins where VOTE and ACK carry Promise and
-// HEARTBEAT its Fence: in nanoseconds, in the slot a nonce has in other
-// types, which these never used. A node that does not know the field
-// (zero: not said) reads it as a nonce and ignores it, so the layout and
-// Version stay.
-func TestDurationsInTheNonceSlot(t *testing.T) {
-	for _, tc := range []struct {
-		typ protocol.Type
-		get func(protocol.Message) time.Duration
-	}{
-		{protocol.Vote, func(m protocol.Message) time.Duration { return m.Promise }},
-		{protocol.Ack, func(m protocol.Message) time.Duration { return m.Promise }},
-		{protocol.Heartbeat, func(m protocol.Message) time.Duration { return m.Fence }},
-	} {
+// TestPromiseInTheNonceSlot pins where VOTE and ACK carry Promise: in
+// nanoseconds, in the slot a nonce has in other types, which VOTE and ACK
+// never used. A node that does not know the field (Promise zero: not
+// said) reads it as a nonce and ignores it, so the layout and Version
+// stay.
+func TestPromiseInTheNonceSlot(t *testing.T) {
+	for _, typ := range []protocol.Type{protocol.Vote, protocol.Ack} {
 		m := promiseMessage()
-		m.Type = tc.typ
-		if tc.typ == protocol.Heartbeat {
-			m.Promise, m.Fence, m.Beat = 0, m.Promise, 3
-		}
+		m.Type = typ
 		b, err := Encode(m, nil)
 		require.NoError(t, err)
 		slot := offVersion + 3 + 1 + len(m.Cluster) + 1 + len(m.From) + 3*8 + 2 + 8
-		assert.Equal(t, uint64(600_000_000), binary.BigEndian.Uint64(b[slot:]), "%s: the duration in ns", tc.typ)
+		assert.Equal(t, uint64(600_000_000), binary.BigEndian.Uint64(b[slot:]), "%s: the promise in ns", typ)
 		got, err := Decode(b, nil)
 		require.NoError(t, err)
 		assert.Equal(t, m, got)
@@ -162,11 +149,11 @@ func TestDurationsInTheNonceSlot(t *testing.T) {
 		binary.BigEndian.PutUint64(b[slot:], 0)
 		old, err := Decode(b, nil)
 		require.NoError(t, err)
-		assert.Zero(t, tc.get(old), "%s from a node that does not say it", tc.typ)
+		assert.Zero(t, old.Promise, "%s from a node that does not say its promise", typ)
 
 		binary.BigEndian.PutUint64(b[slot:], 1<<63)
 		_, err = Decode(b, nil)
-		assert.Equal(t, ReasonMalformed, Reason(err), "%s: a duration beyond its range", tc.typ)
+		assert.Equal(t, ReasonMalformed, Reason(err), "%s: a promise beyond a duration's range", typ)
 	}
 	q := protocol.Message{Type: protocol.Query, From: "n1", Nonce: 1 << 63}
 	b, err := Encode(q, nil)
@@ -203,12 +190,9 @@ func TestEncodeRejects(t *testing.T) {
 		{"long Successor", func(m *protocol.Message) { m.Successor = long }, "Successor"},
 		{"invalid UTF-8", func(m *protocol.Message) { m.Leader = "\xff" }, "not valid UTF-8"},
 		{"big Payload", func(m *protocol.Message) { m.Payload = make([]byte, MaxPayload+1) }, "Payload is 1025 bytes, max 1024"},
-		{"Promise on RESIGN", func(m *protocol.Message) { m.Promise = time.Second }, "Promise is not carried by resign (its nonce slot holds Nonce)"},
+		{"Promise on RESIGN", func(m *protocol.Message) { m.Promise = time.Second }, "Promise is carried by VOTE and ACK only"},
 		{"Nonce on ACK", func(m *protocol.Message) { m.Type = protocol.Ack }, "Nonce is not carried by ack"},
 		{"negative Promise", func(m *protocol.Message) { m.Type, m.Nonce, m.Promise = protocol.Vote, 0, -1 }, "Promise -1ns is negative"},
-		{"Fence on ACK", func(m *protocol.Message) { m.Type, m.Nonce, m.Fence = protocol.Ack, 0, time.Second }, "Fence is not carried by ack (its nonce slot holds Promise)"},
-		{"Nonce on HEARTBEAT", func(m *protocol.Message) { m.Type = protocol.Heartbeat }, "Nonce is not carried by heartbeat (its nonce slot holds Fence)"},
-		{"negative Fence", func(m *protocol.Message) { m.Type, m.Nonce, m.Fence = protocol.Heartbeat, 0, -1 }, "Fence -1ns is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

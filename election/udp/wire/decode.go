@@ -90,15 +90,13 @@ func decodeBody(m *protocol.Message, b []byte) error {
 	if len(from) == 0 {
 		return fmt.Errorf("%w: empty node id", ErrMalformed)
 	}
-	switch slot := slotOf(m.Type); {
-	case slot == slotNonce:
+	switch {
+	case !carriesPromise(m.Type):
 		m.Nonce = nonce
 	case nonce > math.MaxInt64:
-		return fmt.Errorf("%w: %s of %d ns does not fit a duration", ErrMalformed, slotName(slot), nonce)
-	case slot == slotPromise:
-		m.Promise = time.Duration(nonce)
+		return fmt.Errorf("%w: promise of %d ns does not fit a duration", ErrMalformed, nonce)
 	default:
-		m.Fence = time.Duration(nonce)
+		m.Promise = time.Duration(nonce)
 	}
 	// One allocation for all four strings: they are short and live as long
 	// as the message.

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 	"unicode/utf8"
 
 	"github.com/lanleader/lanleader/election/udp/protocol"
@@ -92,34 +91,13 @@ func check(m protocol.Message) error {
 		return fmt.Errorf("wire: encode %s: %w: Payload is %d bytes, max %d",
 			m.Type, ErrInvalidMessage, len(m.Payload), MaxPayload)
 	}
-	return checkSlot(m)
-}
-
-// checkSlot refuses a negative duration and any field of the nonce slot
-// that m's type does not carry there (slotOf).
-func checkSlot(m protocol.Message) error {
-	slot := slotOf(m.Type)
-	for _, f := range []struct {
-		name  string
-		field slotField
-		set   bool
-		neg   time.Duration
-	}{
-		{"Nonce", slotNonce, m.Nonce != 0, 0},
-		{"Promise", slotPromise, m.Promise != 0, min(m.Promise, 0)},
-		{"Fence", slotFence, m.Fence != 0, min(m.Fence, 0)},
-	} {
-		switch {
-		case f.neg < 0:
-			return fmt.Errorf("wire: encode %s: %w: %s %v is negative", m.Type, ErrInvalidMessage, f.name, f.neg)
-		case f.set && f.field != slot:
-			return fmt.Errorf("wire: encode %s: %w: %s is not carried by %s (its nonce slot holds %s)",
-				m.Type, ErrInvalidMessage, f.name, m.Type, slotName(slot))
-		}
+	switch {
+	case m.Promise < 0:
+		return fmt.Errorf("wire: encode %s: %w: Promise %v is negative", m.Type, ErrInvalidMessage, m.Promise)
+	case carriesPromise(m.Type) && m.Nonce != 0:
+		return fmt.Errorf("wire: encode %s: %w: Nonce is not carried by %s (its slot holds Promise)", m.Type, ErrInvalidMessage, m.Type)
+	case !carriesPromise(m.Type) && m.Promise != 0:
+		return fmt.Errorf("wire: encode %s: %w: Promise is carried by VOTE and ACK only", m.Type, ErrInvalidMessage)
 	}
 	return nil
-}
-
-func slotName(f slotField) string {
-	return [...]string{slotNonce: "Nonce", slotPromise: "Promise", slotFence: "Fence"}[f]
 }

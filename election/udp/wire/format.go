@@ -65,36 +65,16 @@ func knownType(t protocol.Type) bool {
 	return false
 }
 
-// slotField is what a message type carries in the nonce slot.
-type slotField int
+// carriesPromise reports whether messages of type t carry Promise, in the
+// slot that holds Nonce in the others: a node that does not know the
+// field reads it as a nonce, which VOTE and ACK never had, and ignores it.
+func carriesPromise(t protocol.Type) bool { return t == protocol.Vote || t == protocol.Ack }
 
-const (
-	slotNonce   slotField = iota // Nonce: queries, answers, probes; zero elsewhere
-	slotPromise                  // Promise: VOTE and ACK
-	slotFence                    // Fence: HEARTBEAT
-)
-
-// slotOf says what messages of type t carry in the nonce slot. Promise
-// and Fence came after the layout, on types that never had a nonce: a
-// node that does not know them reads the slot as a nonce and ignores it.
-func slotOf(t protocol.Type) slotField {
-	switch t {
-	case protocol.Vote, protocol.Ack:
-		return slotPromise
-	case protocol.Heartbeat:
-		return slotFence
-	}
-	return slotNonce
-}
-
-// nonceSlot is what m puts in the nonce slot: Promise or Fence in
-// nanoseconds, or Nonce (slotOf).
+// nonceSlot is what m puts in the nonce slot: Promise in nanoseconds for
+// VOTE and ACK, Nonce otherwise.
 func nonceSlot(m protocol.Message) uint64 {
-	switch slotOf(m.Type) {
-	case slotPromise:
+	if carriesPromise(m.Type) {
 		return uint64(m.Promise)
-	case slotFence:
-		return uint64(m.Fence)
 	}
 	return m.Nonce
 }
