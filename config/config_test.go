@@ -168,6 +168,12 @@ func TestParseErrors(t *testing.T) {
 		{"day of week 8", job("  - name: b\n    schedule: '0 0 * * 8'\n    shell: x\n"), []string{`d.yaml:6: jobs[1].schedule: "0 0 * * 8": day-of-week field "8": end of range (8) above maximum (7, Sunday like 0)`}},
 		{"not a mapping", "hello\n", []string{`d.yaml:1: expected a mapping of election, jobs, services, hooks, log, found "hello"`}},
 		{"several at once", job("    timeout: x\n    retries: y\n"), []string{`d.yaml:5: jobs[0].timeout`, `d.yaml:6: jobs[0].retries`}},
+		// A job with a problem of its own is still checked for a duplicate
+		// name, whichever of the two comes first.
+		{"duplicate name beside a missing command", job("  - name: a\n    schedule: '@daily'\n"),
+			[]string{`d.yaml:5: jobs[1].name: "a" already used by jobs[0] (line 2)`, `d.yaml:5: jobs[1].command: one of command`}},
+		{"missing command beside a duplicate name", "jobs:\n  - name: a\n    schedule: '@daily'\n" + job("")[len("jobs:\n"):],
+			[]string{`d.yaml:2: jobs[0].command: one of command`, `d.yaml:4: jobs[1].name: "a" already used by jobs[0] (line 2)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -140,8 +140,8 @@ func (d *decoder) services(n *yaml.Node) {
 }
 
 // namedList decodes the list under key, each item with decode, and refuses
-// a name two items share (the later one's line, naming the first). Items
-// with problems are left out.
+// a name two items share (the later one's line, naming the first), also
+// when either has problems of its own. Items with problems are left out.
 func namedList[T any](d *decoder, n *yaml.Node, key, what string, decode func(*yaml.Node, string) (T, bool), name func(T) string) []T {
 	if isNull(n) {
 		return nil
@@ -156,15 +156,16 @@ func namedList[T any](d *decoder, n *yaml.Node, key, what string, decode func(*y
 		item = resolve(item)
 		path := fmt.Sprintf("%s[%d]", key, i)
 		v, ok := decode(item, path)
-		if !ok {
-			continue
-		}
+		// An item with problems of its own still claims its name: every
+		// problem is reported at once, a duplicate name among them.
 		if prev, dup := names[name(v)]; dup && name(v) != "" {
 			d.failf(d.at(item, path+".name"), path+".name", "%q already used by %s", name(v), prev)
-		} else {
+		} else if name(v) != "" {
 			names[name(v)] = fmt.Sprintf("%s (line %d)", path, d.at(item, path+".name").Line)
 		}
-		out = append(out, v)
+		if ok {
+			out = append(out, v)
+		}
 	}
 	return out
 }
