@@ -87,6 +87,8 @@ func TestExitCodes(t *testing.T) {
 			[]string{"--cluster: \"ccc", "\": 300 bytes, at most 64"}},
 		{"invalid YAML at its line", []string{"check-config", "testdata/bad_yaml.yaml"}, ExitConfig,
 			[]string{"testdata/bad_yaml.yaml:6: "}},
+		{"bind resolving to two addresses", []string{"run", "--config", "testdata/good.yaml", "--bind", `{{ "198.18.0.1 198.18.0.2" }}`}, ExitConfig,
+			[]string{"--bind", "resolved to 2 addresses (198.18.0.1, 198.18.0.2)"}},
 		{"demo with one node", []string{"demo", "--nodes", "1"}, ExitConfig, []string{"--nodes 1"}},
 		{"demo bad flag", []string{"demo", "--kill", "1s"}, ExitUsage, []string{"-kill"}},
 		{"demo kill-every too short", []string{"demo", "--kill-every", "100ms"}, ExitConfig, []string{"--kill-every 100ms"}},
