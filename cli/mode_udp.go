@@ -458,15 +458,7 @@ func stepDownReason(e *udp.Elector) func() string {
 		defer mu.Unlock()
 		prev := base
 		base = st
-		switch {
-		case st.Pauses > prev.Pauses:
-			return "resumed from a pause: leadership unknown until the cluster is heard again"
-		case q.Size > 0 && q.Lost:
-			return fmt.Sprintf("quorum lost: %d of %d nodes reachable, %d needed", q.Reachable, q.Size, q.Majority)
-		case st.SteppedDown > prev.SteppedDown:
-			return "a better leader or claim was heard"
-		}
-		return ""
+		return stepDownWhy(prev, st, q)
 	}
 }
 
@@ -516,3 +508,27 @@ func (s *udpSettings) logGuarantee(logger *slog.Logger) {
 // guaranteeLine is the guarantee as check-config can tell it: from the
 // peers as written (run counts the addresses they resolve to).
 func (s *udpSettings) guaranteeLine() string { return s.g.String() }
+
+// stepDownWhy says why a leadership ended, from the protocol's counters
+// when it started (prev) and when it ended (st): the counter of the cause
+// that ended it. A pause or a loss noticed during the leadership that did
+// not end it is not the reason.
+func stepDownWhy(prev, st protocol.Stats, q protocol.QuorumStatus) string {
+	switch {
+	case st.PausedStepDown > prev.PausedStepDown:
+		return "resumed from a pause as long as the followers wait before suspecting it: leadership unknown until the cluster is heard again"
+	case st.LeaseLost > prev.LeaseLost && q.Overfull:
+		return fmt.Sprintf("quorum lost: more node ids heard than cluster_size %d", q.Size)
+	case st.LeaseLost > prev.LeaseLost:
+		return fmt.Sprintf("quorum lost: %d of %d nodes reachable, %d needed", q.Reachable, q.Size, q.Majority)
+	case st.DeafStepDown > prev.DeafStepDown:
+		return "this node's own heartbeats stopped coming back: it cannot receive"
+	case st.DuplicateStepDown > prev.DuplicateStepDown:
+		return "another process with this node id started first"
+	case st.Rejected > prev.Rejected:
+		return "the other nodes' followers reject it: it does not hear their leader"
+	case st.SteppedDown > prev.SteppedDown:
+		return "a better leader or claim was heard"
+	}
+	return ""
+}

@@ -83,13 +83,39 @@ func TestLeaderSilentForSuspectStepsDown(t *testing.T) {
 				l.Tick(later)
 				assert.True(t, l.CanActAsLeader(later), "nobody objected within a claim window")
 				assert.Equal(t, term, l.Status().Leader.Term)
+				assert.Zero(t, l.Stats().PausedStepDown)
 				return
 			}
 			assert.Equal(t, election.Follower, l.Status().Role, "steps down at once")
 			assert.False(t, l.Status().Leader.Known())
 			assert.Zero(t, beats, "no heartbeat of the old term after the silence")
 			assert.Equal(t, uint64(1), l.Stats().SteppedDown)
+			assert.Equal(t, uint64(1), l.Stats().PausedStepDown, "the pause ended the leadership")
 			assert.False(t, l.NextTick().Before(woke.Add(tm.YieldWait)), "listens a claim window and an interval before claiming")
 		})
 	}
+}
+
+// TestPauseThenBetterLeaderIsNotAPausedStepDown: a leader that noticed a
+// short pause and went on leading, then gives way to a better leader (a
+// healed partition's), stepped down because of that leader, not the
+// pause: the step-down reason (PausedStepDown against SteppedDown) must
+// say so.
+func TestPauseThenBetterLeaderIsNotAPausedStepDown(t *testing.T) {
+	tm := DefaultLANConfig().Timings()
+	l, now := alone(t, "l", 100, 1)
+	woke := now.Add(tm.Suspect - time.Millisecond)
+	l.Tick(woke)
+	later := woke.Add(tm.ClaimWindow)
+	l.Tick(later)
+	require.True(t, l.CanActAsLeader(later), "a short pause: still leading")
+	require.Equal(t, uint64(1), l.Stats().Pauses)
+
+	better := beat("z", 1, 1, TermRound(l.Status().Leader.Term)+1)
+	better.Beat = 1
+	better.Heard = Evidence{Term: l.Status().Leader.Term, Beat: 1}
+	l.Step(later.Add(time.Millisecond), better)
+	require.Equal(t, election.Follower, l.Status().Role, "gave way to the better leader")
+	assert.Equal(t, uint64(1), l.Stats().SteppedDown)
+	assert.Zero(t, l.Stats().PausedStepDown, "the pause did not end the leadership")
 }

@@ -63,6 +63,11 @@ type Stats struct {
 	// Pauses counts Tick/Step calls that came more than PauseThreshold
 	// after NextTick.
 	Pauses uint64
+	// PausedStepDown counts leaderships ended by a pause: the leader woke
+	// silent for as long as followers wait before suspecting it (a
+	// shorter pause only makes it listen a claim window; if it steps
+	// down after that, the cause is what it heard, not the pause).
+	PausedStepDown uint64
 	// StaleLeaderIgnored counts heartbeats ignored because they came from a
 	// leader older than the newest one known.
 	StaleLeaderIgnored uint64

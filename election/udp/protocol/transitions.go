@@ -240,6 +240,7 @@ func (n *Node) onPause(now time.Time) {
 			// sending anything: leading again takes a new claim, which
 			// any node knowing a newer term corrects. (In quorum mode
 			// the lease decides: votes bind the voters until it ends.)
+			n.stats.PausedStepDown++
 			n.wait(now, n.t.YieldWait)
 			n.emit("", Message{Type: Query})
 			return
