@@ -328,21 +328,48 @@ func (s *udpSettings) protocolConfig(nodeID string) (protocol.Config, error) {
 // bindPoll is how often New looks for a bind address that is not up yet.
 const bindPoll = time.Second
 
-// waitBind resolves the bind address, waiting (and saying so at WARN every
-// minute) while no interface has it yet: a node that boots before its
-// network joins once the address comes up, instead of exiting.
-func (s *udpSettings) waitBind(env Env, mode udp.Mode) (udp.BindAddr, error) {
+// openTransport resolves the bind address and opens the sockets on it,
+// waiting while the address is not up (waitUp). Errors name the setting.
+func (s *udpSettings) openTransport(env Env, mode udp.Mode) (*udp.UDPTransport, udp.BindAddr, error) {
+	type opened struct {
+		t    *udp.UDPTransport
+		bind udp.BindAddr
+	}
+	o, err := waitUp(env, s.Bind, func() (opened, error) {
+		bind, err := udp.ResolveBind(s.Bind, mode)
+		if err != nil {
+			return opened{}, err
+		}
+		t, err := udp.NewUDPTransport(s.transportConfig(env.Logger, mode, bind))
+		return opened{t, bind}, err
+	})
+	switch {
+	case env.Context.Err() != nil && errors.Is(err, env.Context.Err()):
+		return nil, o.bind, err // stopped while waiting
+	case err != nil && o.bind.Addr.IsValid():
+		addr := netip.AddrPortFrom(o.bind.Addr, uint16(s.Port))
+		return nil, o.bind, fmt.Errorf("udp socket %s (--bind, --port, --peers): %s", addr, strings.TrimPrefix(err.Error(), "udp: "))
+	case err != nil:
+		return nil, o.bind, ConfigError{fmt.Errorf("--bind (election.bind): %s", strings.TrimPrefix(err.Error(), "udp: "))}
+	}
+	return o.t, o.bind, nil
+}
+
+// waitUp calls open until it fails with anything but an address that is
+// not up yet (udp.ErrAddressNotUp: no interface has the bind address, or
+// its link is down), every bindPoll, saying so at WARN at once and then
+// every minute: a node that boots before its network, or whose link is
+// down, joins once the address comes up, instead of exiting. It gives up
+// when env.Context ends.
+func waitUp[T any](env Env, bind string, open func() (T, error)) (T, error) {
 	var lastLog time.Time
 	for {
-		bind, err := udp.ResolveBind(s.Bind, mode)
-		if err == nil || !errors.Is(err, udp.ErrAddressNotUp) {
-			if err != nil {
-				return bind, ConfigError{fmt.Errorf("--bind (election.bind): %s", strings.TrimPrefix(err.Error(), "udp: "))}
-			}
-			return bind, nil
+		v, err := open()
+		if !errors.Is(err, udp.ErrAddressNotUp) {
+			return v, err
 		}
-		if time.Since(lastLog) >= time.Minute {
-			env.Logger.Warn("waiting for the bind address to come up", "bind", s.Bind,
+		if lastLog.IsZero() || time.Since(lastLog) >= time.Minute {
+			env.Logger.Warn("waiting for the bind address to come up", "bind", bind,
 				"err", strings.TrimPrefix(err.Error(), "udp: "))
 			lastLog = time.Now()
 		}
@@ -350,7 +377,7 @@ func (s *udpSettings) waitBind(env Env, mode udp.Mode) (udp.BindAddr, error) {
 		select {
 		case <-env.Context.Done():
 			t.Stop()
-			return bind, fmt.Errorf("stopped while waiting for --bind %s to come up: %w", s.Bind, env.Context.Err())
+			return v, fmt.Errorf("stopped while waiting for --bind %s to come up: %w", bind, env.Context.Err())
 		case <-t.C:
 		}
 	}
@@ -372,16 +399,11 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 	if err != nil {
 		return nil, ConfigError{fmt.Errorf("--transport (election.transport): %s", strings.TrimPrefix(err.Error(), "udp: "))}
 	}
-	bind, err := s.waitBind(env, mode)
+	t, bind, err := s.openTransport(env, mode)
 	if err != nil {
 		return nil, err
 	}
-	tc := s.transportConfig(logger, mode, bind)
 	pc.Addr = netip.AddrPortFrom(bind.Addr, uint16(s.Port)).String()
-	t, err := udp.NewUDPTransport(tc)
-	if err != nil {
-		return nil, fmt.Errorf("udp socket %s (--bind, --port, --peers): %s", pc.Addr, strings.TrimPrefix(err.Error(), "udp: "))
-	}
 	if err := s.settleGuarantee(&pc, t.Peers()); err != nil {
 		t.Close()
 		return nil, ConfigError{err}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/lanleader/lanleader/internal/ratelog"
 )
@@ -151,6 +152,13 @@ func listen(addr netip.AddrPort, shared bool) (*net.UDPConn, error) {
 		lc.Control = setReuseAddr
 	}
 	pc, err := lc.ListenPacket(context.Background(), udpNetwork(addr.Addr()), addr.String())
+	if errors.Is(err, syscall.EADDRNOTAVAIL) {
+		// Listed on its interface but not usable yet: a link that is down
+		// (the kernel drops the local broadcast route with it), an IPv6
+		// address still tentative. It comes up by itself: wait, as for a
+		// bind address no interface has.
+		return nil, notUp{fmt.Errorf("udp: bind %s: address not up (is its link down?): %w", addr, err)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("udp: bind %s: %w", addr, err)
 	}

@@ -394,3 +394,21 @@ func TestReadLoopStopsDuringBackoff(t *testing.T) {
 		assert.Len(t, r.offsets(time.Now()), 1, "no read after Close")
 	})
 }
+
+// Issue 25 item 7: a node started while its link is down resolves its bind
+// address (the interface still lists it) but cannot bind the subnet's
+// broadcast address: the kernel drops the local broadcast route with the
+// link. That is an address not up yet, as for the bind address itself:
+// ErrAddressNotUp, which run waits on, not a failure it exits with.
+func TestUDPBroadcastAddressNotUpIsNotUp(t *testing.T) {
+	defer goleak.VerifyNone(t, proctest.IgnoreForkThread())
+	c, err := (&UDPConfig{Bind: "127.0.0.1", Mode: ModeBroadcast, ListenPort: AnyPort, Logger: discard}).withDefaults()
+	require.NoError(t, err)
+	bind := BindAddr{Addr: netip.MustParseAddr("127.0.0.1"), Interface: "lo",
+		Broadcast: netip.MustParseAddr("198.18.0.255")} // on no interface here
+	tr, err := newUDPTransport(c, bind, nil, netip.Addr{})
+	require.Error(t, err)
+	assert.Nil(t, tr)
+	assert.ErrorIs(t, err, ErrAddressNotUp, "%v", err)
+	assert.Contains(t, err.Error(), "198.18.0.255")
+}
