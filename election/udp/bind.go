@@ -70,8 +70,71 @@ type bindResolver struct {
 	sources    template.FuncMap
 }
 
-const bindHelp = `write an IP address of this host, or a template that yields exactly one, e.g. ` +
-	`{{ GetPrivateInterfaces | include "network" "192.168.1.0/24" | attr "address" }}`
+// help says what to write instead of bind: an address of this host or a
+// template for one, built from this host's own interfaces (never the
+// template that just failed, which an example in the docs could be).
+func (r bindResolver) help(bind string) string {
+	ifs, err := r.interfaces()
+	var have []string
+	var example string
+	if err == nil {
+		for _, a := range usableAddrs(ifs) {
+			have = append(have, fmt.Sprintf("%s (%s, %s)", a.addr, a.ifname, a.prefix))
+			if t := networkTemplate(a.prefix); example == "" && t != bind {
+				example = t
+			}
+		}
+	}
+	switch {
+	case len(have) == 0:
+		return "no interface of this host has a usable address now"
+	case len(have) > maxSuggested:
+		have = append(have[:maxSuggested], "...")
+	}
+	return fmt.Sprintf("write an address of this host or a template that yields exactly one; this host has %s: e.g. %s",
+		strings.Join(have, ", "), example)
+}
+
+// maxSuggested bounds how many of this host's addresses a bind error names.
+const maxSuggested = 4
+
+// networkTemplate is a bind template that yields this host's address in
+// prefix.
+func networkTemplate(prefix netip.Prefix) string {
+	return fmt.Sprintf(`{{ GetAllInterfaces | include "network" %q | attr "address" }}`, prefix.String())
+}
+
+// hostAddr is one address of this host that a bind could name.
+type hostAddr struct {
+	addr   netip.Addr
+	prefix netip.Prefix
+	ifname string
+}
+
+// usableAddrs lists the addresses a node could bind, IPv4 first: on an
+// interface that is up, not loopback, not link-local.
+func usableAddrs(ifs sockaddr.IfAddrs) []hostAddr {
+	var v4, v6 []hostAddr
+	for _, a := range ifs {
+		ip, ok := ifIP(a)
+		if !ok || a.Flags&net.FlagUp == 0 || a.Flags&net.FlagLoopback != 0 || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
+			continue
+		}
+		bits := 0
+		if v4a := sockaddr.ToIPv4Addr(a.SockAddr); v4a != nil {
+			bits = v4a.Maskbits()
+		} else if v6a := sockaddr.ToIPv6Addr(a.SockAddr); v6a != nil {
+			bits = v6a.Maskbits()
+		}
+		h := hostAddr{addr: ip, prefix: netip.PrefixFrom(ip, bits).Masked(), ifname: a.Name}
+		if ip.Is4() {
+			v4 = append(v4, h)
+		} else {
+			v6 = append(v6, h)
+		}
+	}
+	return append(v4, v6...)
+}
 
 func (r bindResolver) resolve(bind string, mode Mode) (BindAddr, error) {
 	if r.interfaces == nil {
@@ -91,10 +154,10 @@ func (r bindResolver) resolve(bind string, mode Mode) (BindAddr, error) {
 	fields := strings.Fields(out)
 	switch {
 	case len(fields) == 0:
-		return BindAddr{}, notUp{fmt.Errorf("udp: bind %q resolved to no address (does an interface match? `ip addr` lists them); %s", bind, bindHelp)}
+		return BindAddr{}, notUp{fmt.Errorf("udp: bind %q resolved to no address (does an interface match? `ip addr` lists them); %s", bind, r.help(bind))}
 	case len(fields) > 1:
-		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %d addresses (%s); narrow the template with "+
-			`| include "network" "<your LAN's CIDR>", or end it with | limit 1 to take the first`, bind, len(fields), strings.Join(fields, ", "))
+		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %d addresses (%s); narrow the template to one network%s, "+
+			"or end it with | limit 1 to take the first", bind, len(fields), strings.Join(fields, ", "), r.narrowed(fields[0]))
 	}
 	var res BindAddr
 	if p, err := netip.ParsePrefix(fields[0]); err == nil {
@@ -102,11 +165,11 @@ func (r bindResolver) resolve(bind string, mode Mode) (BindAddr, error) {
 	} else if a, err := netip.ParseAddr(strings.Trim(fields[0], "[]")); err == nil {
 		res.Addr = a
 	} else {
-		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %q, which is not an IP address; %s", bind, fields[0], bindHelp)
+		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %q, which is not an IP address; %s", bind, fields[0], r.help(bind))
 	}
 	res.Addr = res.Addr.Unmap()
 	if res.Addr.IsUnspecified() || res.Addr.IsMulticast() || res.Addr == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
-		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %s, which is not an interface address; %s", bind, res.Addr, bindHelp)
+		return BindAddr{}, fmt.Errorf("udp: bind %q resolved to %s, which is not an interface address; %s", bind, res.Addr, r.help(bind))
 	}
 	switch {
 	case mode == ModeBroadcast && !res.Addr.Is4():
@@ -126,6 +189,26 @@ func (r bindResolver) resolve(bind string, mode Mode) (BindAddr, error) {
 	return res, nil
 }
 
+// narrowed suggests a template for the network of first, an address a
+// template yielded among others: " (e.g. ...)", or "" if it is not one of
+// this host's usable addresses.
+func (r bindResolver) narrowed(first string) string {
+	ip, err := netip.ParseAddr(strings.Trim(first, "[]"))
+	if p, perr := netip.ParsePrefix(first); perr == nil {
+		ip, err = p.Addr(), nil
+	}
+	ifs, ierr := r.interfaces()
+	if err != nil || ierr != nil {
+		return ""
+	}
+	for _, a := range usableAddrs(ifs) {
+		if a.addr == ip.Unmap() {
+			return fmt.Sprintf(" (for %s, e.g. %s)", a.addr, networkTemplate(a.prefix))
+		}
+	}
+	return ""
+}
+
 // locate finds the interface that holds res.Addr.
 func (r bindResolver) locate(bind string, res BindAddr) (*sockaddr.IfAddr, error) {
 	ifs, err := r.interfaces()
@@ -141,7 +224,8 @@ func (r bindResolver) locate(bind string, res BindAddr) (*sockaddr.IfAddr, error
 			return &ifs[i], nil
 		}
 	}
-	return nil, notUp{fmt.Errorf("udp: bind %q: %s is not an address of any interface here; broadcast and multicast need the interface", bind, res.Addr)}
+	return nil, notUp{fmt.Errorf("udp: bind %q: %s is not an address of any interface here; broadcast and multicast need the interface; %s",
+		bind, res.Addr, r.help(bind))}
 }
 
 // ifIP is an interface address's IP.

@@ -3,6 +3,7 @@ package udp
 import (
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"text/template"
 
@@ -101,7 +102,7 @@ func TestResolveBindErrors(t *testing.T) {
 			[]string{"resolved to 4 addresses (198.18.0.10, 198.19.1.5, 198.18.5.1, 198.18.6.0)"}},
 		{"IPv6 for broadcast", `{{ GetAllInterfaces | include "network" "fd00::/64" | attr "address" }}`, ModeBroadcast,
 			[]string{"resolved to fd00::10: IPv6 has no broadcast", "transport multicast"}},
-		{"not an address", "eth0", ModeUnicast, []string{`resolved to "eth0", which is not an IP address`, "GetPrivateInterfaces"}},
+		{"not an address", "eth0", ModeUnicast, []string{`resolved to "eth0", which is not an IP address`, "GetAllInterfaces"}},
 		{"bad template", "{{ GetNothing }}", ModeUnicast, []string{"parse template", "GetNothing"}},
 		{"unspecified", "0.0.0.0", ModeUnicast, []string{"not an interface address"}},
 		{"unspecified IPv6", "::", ModeUnicast, []string{"not an interface address"}},
@@ -149,4 +150,58 @@ func TestResolveBindNotUp(t *testing.T) {
 	_, err = ResolveBind(`{{ GetAllInterfaces | include "network" "198.18.255.0/24" | attr "address" }}`, ModeUnicast)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrAddressNotUp)
+}
+
+// Issue 25 item 7: the fix a bind error suggests is never the template that
+// just failed. A node whose bind is the docs' example template (a LAN of
+// 192.168.1.0/24 it is not on) used to be told to write exactly that; it is
+// now shown this host's own addresses and a template for one of them, which
+// resolves here.
+func TestResolveBindErrorSuggestsThisHostsAddresses(t *testing.T) {
+	r := fakeInterfaces(t)
+	for _, bind := range []string{
+		`{{ GetPrivateInterfaces | include "network" "192.168.1.0/24" | attr "address" }}`,
+		`{{ GetAllInterfaces | include "network" "198.18.0.0/24" | include "name" "eth9" | attr "address" }}`,
+		"eth0",
+	} {
+		_, err := r.resolve(bind, ModeBroadcast)
+		require.Error(t, err)
+		msg := err.Error()
+		assert.Contains(t, msg, "198.18.0.10 (eth0, 198.18.0.0/24)", "names this host's addresses")
+		assert.Contains(t, msg, "198.19.1.5 (eth1, 198.19.0.0/20)")
+		assert.NotContains(t, msg, "127.0.0.1", "not loopback")
+		tmpl := suggestedTemplate(t, msg)
+		assert.NotEqual(t, bind, tmpl, "the template that failed is not suggested")
+		got, err := r.resolve(tmpl, ModeBroadcast)
+		require.NoError(t, err, "the suggested %s resolves here", tmpl)
+		assert.Equal(t, "198.18.0.10", got.Addr.String())
+	}
+
+	// Several addresses: the suggestion narrows to the first one's network.
+	_, err := r.resolve(`{{ GetAllInterfaces | include "type" "IPv4" | include "flags" "broadcast" | attr "address" }}`, ModeBroadcast)
+	require.Error(t, err)
+	tmpl := suggestedTemplate(t, err.Error())
+	got, err := r.resolve(tmpl, ModeBroadcast)
+	require.NoError(t, err, "the suggested %s resolves here", tmpl)
+	assert.Equal(t, "198.18.0.10", got.Addr.String())
+
+	// A host with no usable address says so, and suggests no template.
+	r.interfaces = func() (sockaddr.IfAddrs, error) { return nil, nil }
+	r.sources = template.FuncMap{"GetAllInterfaces": r.interfaces, "GetPrivateInterfaces": r.interfaces}
+	for _, bind := range []string{"198.18.0.10", `{{ GetAllInterfaces | attr "address" }}`} {
+		_, err = r.resolve(bind, ModeBroadcast)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "no interface of this host has a usable address now")
+		assert.NotContains(t, err.Error(), "e.g.")
+	}
+}
+
+// suggestedTemplate returns the template after "e.g. " in msg.
+func suggestedTemplate(t *testing.T, msg string) string {
+	t.Helper()
+	_, after, ok := strings.Cut(msg, "e.g. ")
+	require.True(t, ok, "a template is suggested: %s", msg)
+	end := strings.Index(after, "}}")
+	require.GreaterOrEqual(t, end, 0, msg)
+	return after[:end+2]
 }
