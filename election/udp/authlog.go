@@ -25,6 +25,19 @@ type authLog struct {
 	last map[netip.Addr]time.Time
 	// unchecked counts signed packets accepted without a key.
 	unchecked atomic.Uint64
+	// lastFailure is the newest packet that failed authentication (run
+	// loop only): a node that hears nobody names it as the likely cause.
+	lastFailure authFailure
+	// signedAt is, per address, when it last sent a signed packet while
+	// this node has no key (run loop only): that node drops ours.
+	signedAt map[netip.Addr]time.Time
+}
+
+// authFailure is one packet that failed authentication.
+type authFailure struct {
+	at     time.Time
+	from   netip.AddrPort
+	reason string
 }
 
 // causes maps a drop reason to the likely misconfiguration.
@@ -35,7 +48,11 @@ var authCauses = map[string]string{
 
 // failed logs a packet that failed authentication with reason.
 func (a *authLog) failed(log *slog.Logger, now time.Time, from netip.AddrPort, reason string) {
-	if cause, ok := authCauses[reason]; ok && a.due(now, from.Addr()) {
+	cause, ok := authCauses[reason]
+	if ok {
+		a.lastFailure = authFailure{at: now, from: from, reason: reason}
+	}
+	if ok && a.due(now, from.Addr()) {
 		log.Warn("packet failed authentication", "from", from.String(), "reason", reason, "cause", cause)
 	}
 }
@@ -44,6 +61,10 @@ func (a *authLog) failed(log *slog.Logger, now time.Time, from netip.AddrPort, r
 // unchecked here, while the sender drops this node's unsigned packets.
 func (a *authLog) signed(log *slog.Logger, now time.Time, from netip.AddrPort) {
 	a.unchecked.Add(1)
+	if a.signedAt == nil || len(a.signedAt) >= maxAuthAddrs {
+		a.signedAt = make(map[netip.Addr]time.Time)
+	}
+	a.signedAt[from.Addr()] = now
 	if a.due(now, from.Addr()) {
 		log.Warn("packet is signed but this node has no key", "from", from.String(), "reason", "signed_without_key",
 			"cause", "the sender uses secret_file and this node does not: it drops this node's packets as unsigned")
@@ -59,4 +80,18 @@ func (a *authLog) due(now time.Time, addr netip.Addr) bool {
 	}
 	a.last[addr] = now
 	return true
+}
+
+// failedSince returns the newest packet that failed authentication at or
+// after since, if any.
+func (a *authLog) failedSince(since time.Time) (authFailure, bool) {
+	f := a.lastFailure
+	return f, !f.at.IsZero() && !f.at.Before(since)
+}
+
+// signsSince reports whether addr sent a signed packet to this node, which
+// has no key, at or after since.
+func (a *authLog) signsSince(addr netip.Addr, since time.Time) bool {
+	t, ok := a.signedAt[addr]
+	return ok && !t.Before(since)
 }

@@ -203,3 +203,83 @@ func TestReplayOfThisNodesPreviousProcessChangesNothing(t *testing.T) {
 		assert.Empty(t, n1.logs.lines("level=ERROR", "another process uses this node id"))
 	})
 }
+
+// Issue 25 item 7: the hearing WARNs name the real cause when it is a key
+// or a node id, not a firewall. Three nodes, two without a key and one
+// with: the one with a key drops the others' unsigned packets and hears
+// nobody; they accept its signed packets unchecked and see it not hearing
+// them. And two processes with one id, alone: each hears only the other,
+// whose packets are not another node's.
+func TestHearingWarningsNameKeysAndDuplicateIDs(t *testing.T) {
+	t.Run("one node with a key", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			c := &cluster{t: t, net: memnet.New(memnet.WithSeed(1)), expectPeers: true, keyFor: func(i int) *wire.Keyring {
+				if i == 3 {
+					return keyring(t, 1)
+				}
+				return nil
+			}}
+			n1, n2, n3 := c.start(1), c.start(2), c.start(3)
+			defer c.stopAll()
+			advance(15 * time.Second)
+			for _, nd := range []*node{n1, n2} {
+				ws := nd.logs.lines("level=WARN", "peer does not hear the cluster", "peer=n3")
+				require.NotEmpty(t, ws, "%s notices n3 does not hear it", nd.id)
+				for _, w := range ws {
+					assert.Contains(t, w, "n3 uses secret_file and this node does not", "%s: %s", nd.id, w)
+					assert.NotContains(t, w, "firewall", "%s: %s", nd.id, w)
+				}
+			}
+			ws := n3.logs.lines("level=WARN", "isolated: no valid packet from any other node")
+			require.NotEmpty(t, ws)
+			for _, w := range ws {
+				assert.Contains(t, w, "failed authentication", w)
+				assert.Contains(t, w, "reason=unsigned", w)
+				assert.NotContains(t, w, "inbound UDP dropped", w)
+			}
+		})
+	})
+	t.Run("different keys", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			c := &cluster{t: t, net: memnet.New(memnet.WithSeed(1)), expectPeers: true, keyFor: func(i int) *wire.Keyring {
+				return keyring(t, map[bool]byte{true: 2, false: 1}[i == 3])
+			}}
+			c.start(1)
+			c.start(2)
+			n3 := c.start(3)
+			defer c.stopAll()
+			advance(15 * time.Second)
+			ws := n3.logs.lines("level=WARN", "isolated: no valid packet from any other node")
+			require.NotEmpty(t, ws)
+			for _, w := range ws {
+				assert.Contains(t, w, "reason=bad_mac", w)
+				assert.Contains(t, w, "compare secret_file", w)
+				assert.NotContains(t, w, "inbound UDP dropped", w)
+			}
+		})
+	})
+	t.Run("two processes with one id", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			c := &cluster{t: t, net: memnet.New(memnet.WithSeed(1)), expectPeers: true, idFor: func(int) string { return "n1" }}
+			a := c.start(1)
+			advance(2 * time.Second)
+			b := c.start(2)
+			defer c.stopAll()
+			advance(15 * time.Second)
+			for _, nd := range []*node{a, b} {
+				other := map[*node]*node{a: b, b: a}[nd]
+				ws := nd.logs.lines("level=WARN", "isolated: no valid packet from any other node")
+				for _, w := range ws {
+					if strings.Contains(w, "silent_for=2s") {
+						continue // a alone before b started: nobody there
+					}
+					assert.Contains(t, w, "another process with this node id", w)
+					assert.Contains(t, w, other.addr.String(), w)
+					assert.NotContains(t, w, "inbound UDP dropped", w)
+				}
+				assert.LessOrEqual(t, len(ws), 3, "rate-limited: %v", ws)
+			}
+			assert.NotEmpty(t, b.logs.lines("level=WARN", "isolated", "another process with this node id"))
+		})
+	})
+}

@@ -2,6 +2,7 @@ package udp
 
 import (
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/lanleader/lanleader/election/udp/protocol"
@@ -33,8 +34,9 @@ func (l *hearingLog) due(last *time.Time, now time.Time) bool {
 	return true
 }
 
-// report logs what changed in h since the last call.
-func (l *hearingLog) report(log *slog.Logger, now time.Time, h protocol.Hearing, leader string) {
+// report logs what changed in h since the last call; auth tells a key
+// mismatch from a firewall.
+func (l *hearingLog) report(log *slog.Logger, now time.Time, h protocol.Hearing, leader string, auth *authLog) {
 	silent := h.SilentFor.Round(time.Millisecond)
 	switch {
 	case h.Deaf:
@@ -44,8 +46,8 @@ func (l *hearingLog) report(log *slog.Logger, now time.Time, h protocol.Hearing,
 		}
 	case h.Isolated && l.expectPeers:
 		if l.due(&l.isolatedAt, now) {
-			log.Warn("isolated: no valid packet from any other node", "silent_for", silent.String(),
-				"cause", "inbound UDP dropped on this host, a partition, or every other node down")
+			log.Warn("isolated: no valid packet from any other node", append([]any{"silent_for", silent.String()},
+				isolatedCause(h, auth)...)...)
 		}
 	case !l.isolatedAt.IsZero():
 		l.isolatedAt = time.Time{}
@@ -79,7 +81,7 @@ func (l *hearingLog) report(log *slog.Logger, now time.Time, h protocol.Hearing,
 				why = "it reports hearing no other node"
 			}
 			log.Warn("peer does not hear the cluster", "peer", p.ID, "addr", p.Addr, "why", why,
-				"cause", "inbound UDP dropped on that host (firewall?) or a one-way link")
+				"cause", deafPeerCause(p, now, auth))
 		}
 		l.deafAt[p.ID] = last
 	}
@@ -101,4 +103,30 @@ func (l *hearingLog) report(log *slog.Logger, now time.Time, h protocol.Hearing,
 	} else {
 		l.dupAt = time.Time{}
 	}
+}
+
+// isolatedCause names why a node hears no other node, as log attributes:
+// another process with its id is all it hears, or the others' packets
+// fail authentication (a key differs), or, when neither shows, what
+// remains (inbound UDP dropped, a partition, every other node down).
+func isolatedCause(h protocol.Hearing, auth *authLog) []any {
+	if d := h.Duplicate; d.Incarnation != 0 {
+		return []any{"cause", "another process with this node id is heard at " + d.Addr +
+			" (its packets are not another node's); give each node its own node_id"}
+	}
+	if f, ok := auth.failedSince(h.LastHeard); ok {
+		return []any{"cause", "packets from other nodes failed authentication (" + authCauses[f.reason] + ")",
+			"from", f.from.String(), "reason", f.reason}
+	}
+	return []any{"cause", "inbound UDP dropped on this host, a partition, or every other node down"}
+}
+
+// deafPeerCause names why peer p does not hear this node: it signed its
+// packets lately while this node has no key, so it drops ours; else a
+// firewall or a one-way link.
+func deafPeerCause(p protocol.DeafPeer, now time.Time, auth *authLog) string {
+	if a, err := netip.ParseAddrPort(p.Addr); err == nil && auth.signsSince(a.Addr(), now.Add(-hearingWarnEvery)) {
+		return p.ID + " uses secret_file and this node does not: it drops this node's unsigned packets; give every node the same secret_file"
+	}
+	return "inbound UDP dropped on that host (firewall?) or a one-way link"
 }

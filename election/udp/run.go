@@ -139,21 +139,21 @@ func (e *Elector) newTimer() loopTimer {
 // It returns the time it stepped the node at, or the zero time if it did
 // not or if callbacks (OnPayload, OnRequest) ran after that.
 func (e *Elector) receive(p Packet) time.Time {
+	// Protocol time is the Elector's clock, not the transport's receive
+	// stamp: that one stops during a host suspend.
+	now := e.clock.Now()
 	m, err := wire.Decode(p.Data, e.cfg.Keyring)
 	if err != nil {
-		e.auth.failed(e.log, p.At, p.From, wire.Reason(err))
+		e.auth.failed(e.log, now, p.From, wire.Reason(err))
 		e.countPacket("unknown", wire.Reason(err))
 		e.log.Debug("dropped packet", "from", p.From, "reason", wire.Reason(err), "err", err)
 		return time.Time{}
 	}
 	m.Addr = p.From.String()
 	if e.cfg.Keyring == nil && wire.Signed(p.Data) && m.From != e.cfg.Protocol.NodeID {
-		e.auth.signed(e.log, p.At, p.From)
+		e.auth.signed(e.log, now, p.From)
 	}
 	e.lockWithPayload() // what our claim, vote or handover carries
-	// Protocol time is the Elector's clock, not the transport's receive
-	// stamp: that one stops during a host suspend.
-	now := e.clock.Now()
 	e.node.Step(now, m)
 	result := "ok"
 	if r := e.node.LastDrop(); r != "" {
@@ -362,5 +362,5 @@ func (e *Elector) reportHearing(now time.Time) {
 	h := e.node.Hearing(now)
 	leader := e.node.Status().Leader.ID
 	e.mu.Unlock()
-	e.hearing.report(e.log, now, h, leader)
+	e.hearing.report(e.log, now, h, leader, &e.auth)
 }
