@@ -26,7 +26,9 @@ const trapJob = "traps-sigterm"
 // gathering window (1 s) after its takeover, beside the dying run. With
 // clocks 20 % slow against the successor's (the documented bound), a
 // kill_grace of 30 s takes 36 s: without counting it a fifth longer the
-// successor reran the instant about 4 s before the old run died.
+// successor reran the instant about 4 s before the old run died. The
+// wait then outlasts the job's next instant, so the job sets a
+// misfire_grace: by default an instant may start only until its next one.
 func TestClusterQuorumSuccessorWaitsForTheOldRun(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -44,7 +46,7 @@ func TestClusterQuorumSuccessorWaitsForTheOldRun(t *testing.T) {
 func testSuccessorWaitsForTheOldRun(t *testing.T, seed uint64, grace time.Duration, slow bool) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newJobClusterWith(t, 3, seed, push, []jobs.Spec{{Name: trapJob, Schedule: "*/10 * * * * *",
-			Shell: "true", KillGrace: grace, RerunInterrupted: true}},
+			Shell: "true", KillGrace: grace, RerunInterrupted: true, MisfireGrace: 5 * time.Minute}},
 			func(c *jobCluster) { c.clusterSize, c.trapTerm, c.slowClocks = 3, true, slow })
 		time.Sleep(3 * time.Second)
 		first := c.nextStart(trapJob)

@@ -135,7 +135,7 @@ func (k *Core) Tick(now time.Time, mayAct bool) []Start {
 		}
 		gathering := !j.pos.decided
 		if !gathering {
-			c.lapseLocked(c.term, j, j.spec, now, mayAct)
+			c.lapseLocked(c.term, j, j.spec, j.sched, now, mayAct)
 		}
 		for range maxTickSteps {
 			wake, ok := c.nextWakeLocked(j, def, now, gathering)

@@ -193,12 +193,12 @@ func (r *Runner) holdUntil(j *job) time.Time {
 // their holder released without an outcome, while this node leads (after
 // the takeover decision): a run still running as far as this node knows is
 // interrupted at that point, and a scheduled one runs again if the job has
-// rerun_interrupted and the instant is still within misfire_grace: the
+// rerun_interrupted and the instant may still start (misfire.go): the
 // rerun becomes the loop's due start, which its next step makes. A manual
 // run is never run again. A hold that lapsed unrenewed on a run that may
 // still be going (quiet.go) is presumed until it can no longer be, and
 // ends then.
-func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
+func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec, sched Schedule) {
 	// The guard before r.mu, as step does. A holder's word without the mark
 	// that came as this node stopped leading can be the holder's own
 	// heartbeat as the new leader: its runs are then its own business, not
@@ -210,11 +210,11 @@ func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec) {
 	if r.closed || ctx.Err() != nil {
 		return
 	}
-	r.lapseLocked(term, j, spec, now, leading)
+	r.lapseLocked(term, j, spec, sched, now, leading)
 }
 
 // lapseLocked is lapse's rule at now; leading is the guard's answer.
-func (c *core) lapseLocked(term uint64, j *job, spec Spec, now time.Time, leading bool) {
+func (c *core) lapseLocked(term uint64, j *job, spec Spec, sched Schedule, now time.Time, leading bool) {
 	type ended struct {
 		h      hold
 		e      LedgerEntry
@@ -247,7 +247,7 @@ func (c *core) lapseLocked(term uint64, j *job, spec Spec, now time.Time, leadin
 			continue // a later run started, or the outcome was heard
 		}
 		x := ended{h: h, e: c.interruptLocked(j, h.entry, h.from), manual: id != j.id}
-		if _, over := tooLate(&spec, x.e.Instant, now); !x.manual && spec.RerunInterrupted && !over {
+		if _, over := tooLate(&spec, sched, x.e.Instant, now); !x.manual && spec.RerunInterrupted && !over {
 			if j.pos.due.instant.IsZero() {
 				j.pos.due, x.rerun = dueStart{instant: x.e.Instant, rerun: true}, true
 			} else {
@@ -281,7 +281,7 @@ func (c *core) lapseLocked(term uint64, j *job, spec Spec, now time.Time, leadin
 			log.Warn(why+"; run interrupted, not running it again: a later start is due", "due", x.dueAt)
 		default:
 			log.Warn(why+"; run interrupted, too late to run it again (misfire_grace)",
-				"late", late, "misfire_grace", graceOf(&spec))
+				append([]any{"late", late}, graceAttrs(&spec, sched, x.e.Instant)...)...)
 		}
 	}
 }

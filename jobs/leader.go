@@ -236,11 +236,16 @@ func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPl
 			"scheduled_at", latest, "count", n, "started", e.Instant)
 		return plan
 	}
-	// The older ones are coalesced into the latest: each line names the
-	// n instants it decides (count, the latest last).
+	// The older ones are coalesced into the latest, and skipped with a
+	// line that names them (from, count); the latest's line names every
+	// instant it decides (count, the latest last).
 	j.skipped.Misfired += uint64(n - 1)
+	if n > 1 {
+		log.Warn("jobs: instants overtaken by a later one; skipped",
+			"from", j.sched.Next(from), "count", n-1, "later", latest)
+	}
 	plan.cursor = latest
-	late, over := tooLate(&j.spec, latest, now)
+	late, over := tooLate(&j.spec, j.sched, latest, now)
 	switch {
 	case j.spec.Misfire == MisfireSkip:
 		j.skipped.Misfired++
@@ -248,7 +253,7 @@ func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPl
 	case over:
 		j.skipped.Misfired++
 		log.Warn("jobs: instant missed during failover; too late to run (misfire_grace)",
-			"scheduled_at", latest, "count", n, "late", late, "misfire_grace", graceOf(&j.spec))
+			append([]any{"scheduled_at", latest, "count", n, "late", late}, graceAttrs(&j.spec, j.sched, latest)...)...)
 	case plan.rerun:
 		// The interrupted rerun goes first; the missed instant is coalesced
 		// into it rather than run twice back to back.

@@ -80,7 +80,7 @@ func (r *Runner) loop(ctx context.Context, term uint64, j *job, def loopDef) {
 			r.decide(ctx, term, j, def)
 		case woken:
 			if gather == nil { // while gathering, the takeover decides
-				r.lapse(ctx, term, j, def.spec) // if it has lapsed; else wait again
+				r.lapse(ctx, term, j, def.spec, def.sched) // if it has lapsed; else wait again
 			}
 		default:
 			r.step(ctx, term, j, def)
@@ -233,13 +233,12 @@ func (c *core) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, canAc
 			d = j.pos.due
 		}
 	}
-	if late, over := tooLate(&spec, d.instant, now); over && (!d.rerun || d.refused) {
+	if late, over := tooLate(&spec, sched, d.instant, now); over && (!d.rerun || d.refused) {
+		attrs := append([]any{"late", late}, graceAttrs(&spec, sched, d.instant)...)
 		if d.refused {
-			skip(d.instant, &j.skipped.Refused, "jobs: not started: this node could not act as leader within misfire_grace",
-				"late", late, "misfire_grace", graceOf(&spec))
+			skip(d.instant, &j.skipped.Refused, "jobs: not started: this node could not act as leader within misfire_grace", attrs...)
 		} else {
-			skip(d.instant, &j.skipped.Misfired, "jobs: instant too late to run (misfire_grace)",
-				"late", late, "misfire_grace", graceOf(&spec))
+			skip(d.instant, &j.skipped.Misfired, "jobs: instant too late to run (misfire_grace)", attrs...)
 		}
 		return vs, false
 	}
@@ -247,7 +246,7 @@ func (c *core) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, canAc
 		if !d.refused {
 			vs = append(vs, verdict{slog.LevelWarn,
 				"jobs: not starting yet: this node cannot currently act as leader; trying again until it can",
-				[]any{"scheduled_at", d.instant, "rerun", d.rerun, "misfire_grace", graceOf(&spec)}})
+				append([]any{"scheduled_at", d.instant, "rerun", d.rerun}, graceAttrs(&spec, sched, d.instant)...)})
 		}
 		d.refused = true
 		j.pos.due = d

@@ -30,8 +30,9 @@ const (
 type Misfire int
 
 const (
-	// MisfireRunOnce runs the latest missed instant once, at once, if it is
-	// less than MisfireGrace late; older missed instants are skipped.
+	// MisfireRunOnce runs the latest missed instant once, at once, if it may
+	// still start (MisfireGrace; by default until the job's next instant);
+	// older missed instants are skipped.
 	// Default, because the promise is "no missed runs" across a failover.
 	MisfireRunOnce Misfire = iota
 	// MisfireSkip skips missed instants; the job runs again at its next

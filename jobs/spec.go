@@ -10,11 +10,6 @@ import (
 
 // Defaults for Spec fields left zero.
 const (
-	// DefaultMisfireGrace is how late a missed instant may still be run
-	// once under Misfire run-once: long enough to cover a failover and a
-	// short outage of the whole cluster, short enough that a job missed for
-	// hours is not run at a surprising time.
-	DefaultMisfireGrace = 5 * time.Minute
 	// DefaultKillGrace is the time between SIGTERM and SIGKILL when a run is
 	// cancelled.
 	DefaultKillGrace = 10 * time.Second
@@ -60,7 +55,8 @@ type Spec struct {
 	// could run them. Default run-once.
 	Misfire Misfire
 	// MisfireGrace is how late an instant may start at all; zero means
-	// DefaultMisfireGrace.
+	// until the job's next instant (misfire.go): a missed instant runs
+	// once, even hours late, unless the next one has come.
 	MisfireGrace time.Duration
 	// RerunInterrupted makes a new leader run again an instant the ledger
 	// shows was still running when the old leader went away.

@@ -28,7 +28,9 @@ import (
 // by hand (the next node leads at once, while the old leader acts until
 // it notices), and the leader cut off from etcd through a proxy (it stops
 // acting as its lease's local deadline passes; etcd expires the lease a
-// little later and the next node leads).
+// little later and the next node leads). The wait outlasts the job's next
+// instant, so the job sets a misfire_grace: by default an instant may start
+// only until its next one.
 func TestRunModeSuccessorWaitsForTheOldRun(t *testing.T) {
 	for _, cut := range []bool{false, true} {
 		t.Run(map[bool]string{false: "leader key deleted", true: "leader cut off"}[cut], func(t *testing.T) {
@@ -42,6 +44,7 @@ func testSuccessorWaits(t *testing.T, cut bool) {
 	cfg, out := jobConfig(t, prefix, fmt.Sprintf(`  - name: locked
     schedule: "*/2 * * * * *"
     rerun_interrupted: true
+    misfire_grace: 1m
     kill_grace: 3s
     command: [%%q, "-test.run=^$"]
     env:
