@@ -231,7 +231,8 @@ func TestCheckConfigJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 	assert.True(t, rep.OK)
 	assert.Empty(t, rep.Errors)
-	assert.Contains(t, rep.Warnings, "no secret_file: packets are not authenticated; anyone on the LAN can claim leadership")
+	assert.Contains(t, rep.Warnings, "no secret_file: packets are not authenticated; anyone on the LAN can claim leadership; "+
+		"trigger requests are refused (lanleader keygen makes a key; trigger_without_key: true accepts them)")
 	require.Len(t, rep.Jobs, 2)
 	assert.Len(t, rep.Jobs[0].Next, 3)
 }

@@ -93,7 +93,9 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 		StateLedger: func() []byte { return d.runner.StateLedger() },
 		AdoptLedger: persist.adopt,
 		State:       store,
-		Request:     func(p []byte) []byte { return d.trigger.Handle(p) },
+		Request: func(from, addr string, p []byte) []byte {
+			return d.trigger.Handle(trigger.Sender{ID: from, Addr: addr}, p)
+		},
 	})
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -108,6 +110,7 @@ func runDaemon(ctx context.Context, rf *runFlags, rc *runConfig, logger *slog.Lo
 	if el.Cluster == nil {
 		return fmt.Errorf("mode %s: its Elector has no jobs.Cluster (jobs.Alone for a mode that coordinates nothing)", s.Mode)
 	}
+	d.trigger.Refuse = el.RefuseRequests
 
 	d.runner, err = jobs.NewRunner(persist.cluster(el.Cluster), jobs.RunnerConfig{
 		Jobs:     file.Jobs,

@@ -95,9 +95,10 @@ type Env struct {
 	// ledgers must not acknowledge it.
 	AdoptLedger func(from string, holding bool, p []byte) error
 	// Request answers a client's request to the leader (`lanleader
-	// trigger`); a mode that can carry requests from clients hands their
-	// payloads to it and sends back what it returns (nil: no answer).
-	Request func(payload []byte) []byte
+	// trigger`); a mode that can carry requests from clients hands it
+	// their sender (id and address) and payload and sends back what it
+	// returns (nil: no answer).
+	Request func(from, addr string, payload []byte) []byte
 }
 
 // Elector is a mode's election.Elector plus what the job runner and the
@@ -119,6 +120,10 @@ type Elector struct {
 	Flush func(ctx context.Context) error
 	// View, if set, returns the mode's own part of /status (JSON).
 	View func() any
+	// RefuseRequests says the mode's client requests (Env.Request) come
+	// unauthenticated, from anyone on the LAN, and its config does not
+	// accept that: every request is refused (trigger.Handler.Refuse).
+	RefuseRequests bool
 	// Why, if set, says why this node stopped leading (for the "stopped
 	// leading" log line): called from OnStartedLeading to note the state
 	// (its answer ignored) and from OnStoppedLeading, comparing. Empty

@@ -32,7 +32,7 @@ func udpMode() Mode {
 		Name:    "udp",
 		Summary: "the nodes elect a leader over the LAN (UDP broadcast, multicast or --peers)",
 		Keys: []string{"cluster", "bind", "port", "transport", "group", "peers", "priority", "interval", "misses",
-			"preempt", "cluster_size", "quorum", "role", "secret_file"},
+			"preempt", "cluster_size", "quorum", "role", "secret_file", "trigger_without_key"},
 		Setup: func(fs *pflag.FlagSet) ModeSettings {
 			s := defaultUDPSettings()
 			s.flags(fs)
@@ -68,6 +68,10 @@ type udpSettings struct {
 	// g is the guarantee, derived by Load and, from the peers' resolved
 	// addresses, again by New.
 	g guarantee
+	// TriggerWithoutKey accepts `lanleader trigger` requests although
+	// there is no key (SecretFile), from anyone on the LAN; without it,
+	// a cluster without a key refuses them. File only.
+	TriggerWithoutKey bool
 
 	// keyring is SecretFile's keys, loaded by Load.
 	keyring *wire.Keyring
@@ -156,6 +160,25 @@ func (s *udpSettings) merge(src *Source) {
 	if e.Preempt != nil && !src.Changed("preempt") {
 		s.Preempt = *e.Preempt
 	}
+	if v, err := s.triggerWithoutKey(src); err == nil {
+		s.TriggerWithoutKey = v
+	}
+}
+
+// triggerWithoutKey reads election.trigger_without_key, as strictly as the
+// file's other booleans: true or false.
+func (s *udpSettings) triggerWithoutKey(src *Source) (bool, error) {
+	var v string
+	if ok, err := src.Decode("trigger_without_key", &v); !ok || err != nil {
+		return false, err
+	}
+	switch v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, src.Problem("trigger_without_key", "", "expected true or false, found %q", v)
 }
 
 // Load merges and checks every udp setting without touching the network:
@@ -234,8 +257,15 @@ func (s *udpSettings) Load(src *Source) error {
 			bad("secret_file", "%v", err)
 		}
 		s.keyring = k
+	} else if s.TriggerWithoutKey {
+		src.Warn("no secret_file: packets are not authenticated; anyone on the LAN can claim leadership " +
+			"and, with trigger_without_key, run jobs (lanleader keygen makes a key)")
 	} else {
-		src.Warn("no secret_file: packets are not authenticated; anyone on the LAN can claim leadership")
+		src.Warn("no secret_file: packets are not authenticated; anyone on the LAN can claim leadership; " +
+			"trigger requests are refused (lanleader keygen makes a key; trigger_without_key: true accepts them)")
+	}
+	if _, err := s.triggerWithoutKey(src); err != nil {
+		errs = append(errs, err)
 	}
 	if mode, err := s.mode(); err != nil {
 		bad("transport", "%s", strings.TrimPrefix(err.Error(), "udp: "))
@@ -262,7 +292,7 @@ func loadKeyring(path string) (*wire.Keyring, error) {
 	}
 	msg := strings.TrimPrefix(err.Error(), "wire: ")
 	if errors.Is(err, fs.ErrNotExist) {
-		msg += fmt.Sprintf(" (make one with: openssl rand -hex 32 | install -m 0600 /dev/stdin %s; then copy it to every node)", path)
+		msg += fmt.Sprintf(" (make one with: lanleader keygen %s; then copy it to every node)", path)
 	}
 	return nil, errors.New(msg)
 }
@@ -423,7 +453,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		OnPayload: func(h protocol.PeerPayload) error { return env.AdoptLedger(h.From, h.Holding, h.Payload) },
 		OnDurable: onDurable,
 		OnPacket:  env.Metrics.PacketReceived,
-		OnRequest: env.Request,
+		OnRequest: onRequest(env.Request),
 		// Hearing nobody is worth a WARN when others are expected.
 		ExpectPeers: len(s.Peers) > 0 || s.g.Quorum,
 	})
@@ -464,9 +494,19 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 			v.Guarantee = newGuaranteeView(s.g)
 			return v
 		},
-		Nodes:  func() []httpapi.NodeView { return udpNodes(e) },
-		Quorum: func() httpapi.QuorumView { return udpQuorum(e.Quorum(), s.g) },
+		RefuseRequests: s.keyring == nil && !s.TriggerWithoutKey,
+		Nodes:          func() []httpapi.NodeView { return udpNodes(e) },
+		Quorum:         func() httpapi.QuorumView { return udpQuorum(e.Quorum(), s.g) },
 	}, nil
+}
+
+// onRequest hands the udp elector's client requests to the daemon's
+// handler (Env.Request), if any.
+func onRequest(handle func(from, addr string, payload []byte) []byte) func(udp.ClientRequest) []byte {
+	if handle == nil {
+		return nil
+	}
+	return func(r udp.ClientRequest) []byte { return handle(r.From, r.Addr.String(), r.Payload) }
 }
 
 // stepDownReason returns the udp mode's Elector.Why: it compares the

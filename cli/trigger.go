@@ -110,6 +110,10 @@ func runTrigger(cmd *cobra.Command, s *udpSettings, job string, timeout time.Dur
 		return fmt.Errorf("no leader of cluster %q answered within %v%s; the run may or may not have started: see 'lanleader jobs'", s.Cluster, timeout, hint)
 	case err != nil:
 		return err
+	case a.Code == trigger.Refused:
+		return fmt.Errorf("%s refuses trigger requests: the cluster has no key, so any device on the LAN could send them. "+
+			"Give the nodes a key (lanleader keygen FILE; election.secret_file: FILE on each; --secret-file or --config here), "+
+			"or accept requests from anyone on the LAN with election.trigger_without_key: true on the nodes; nothing ran", ra.Leader)
 	case a.Code == trigger.BadRequest:
 		return fmt.Errorf("%s refused: %s: %s (does the leader run an older lanleader than this one?)", ra.Leader, a.Code, a.Message)
 	case a.Code != trigger.Started:

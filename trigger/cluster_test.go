@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,12 +34,15 @@ type node struct {
 	stop   func()
 }
 
-func startNode(t *testing.T, n *memnet.Network, i int, key *wire.Keyring) *node {
+func startNode(t *testing.T, n *memnet.Network, i int, key *wire.Keyring, setup func(*trigger.Handler)) *node {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	nd := &node{id: fmt.Sprintf("n%d", i)}
 	var err error
 	h := &trigger.Handler{Logger: quiet}
+	if setup != nil {
+		setup(h)
+	}
 	pc := protocol.DefaultLANConfig()
 	pc.NodeID, pc.Cluster = nd.id, "trig"
 	pc.Priority = uint8(200 - i)
@@ -47,7 +51,9 @@ func startNode(t *testing.T, n *memnet.Network, i int, key *wire.Keyring) *node 
 		Protocol: pc, Transport: n.Join(netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i))),
 		Keyring: key, Logger: quiet, Payload: func() []byte { return nd.runner.Ledger() },
 		OnPayload: func(h protocol.PeerPayload) error { return nd.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload) },
-		OnRequest: h.Handle,
+		OnRequest: func(r udp.ClientRequest) []byte {
+			return h.Handle(trigger.Sender{ID: r.From, Addr: r.Addr.String()}, r.Payload)
+		},
 	})
 	require.NoError(t, err)
 	nd.runner, err = jobs.NewRunner(udpjobs.Cluster(nd.el), jobs.RunnerConfig{Node: nd.id, Logger: quiet, Jobs: []jobs.Spec{
@@ -83,9 +89,14 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, key *wire.Keyring) *cluster {
+	return newClusterWith(t, key, nil)
+}
+
+// newClusterWith is newCluster with each node's Handler set up by setup.
+func newClusterWith(t *testing.T, key *wire.Keyring, setup func(*trigger.Handler)) *cluster {
 	c := &cluster{net: memnet.New(memnet.WithSeed(9))}
 	for i := 1; i <= 3; i++ {
-		c.nodes = append(c.nodes, startNode(t, c.net, i, key))
+		c.nodes = append(c.nodes, startNode(t, c.net, i, key, setup))
 	}
 	t.Cleanup(func() {
 		for _, nd := range c.nodes {
@@ -193,6 +204,47 @@ func TestTriggerRefusedWithoutKey(t *testing.T) {
 	assert.Equal(t, trigger.Started, a.Code)
 	leader := c.leader()
 	require.Eventually(t, func() bool { return manualRuns(leader, "hello") == 1 }, eventWait, 10*time.Millisecond)
+}
+
+// Issue 25 item 5: with no key, a node that does not opt in refuses every
+// request (any device on the LAN could send one): the client is told why,
+// nothing runs, and the leader names the sender and the fix at WARN.
+func TestTriggerRefusedWhenTheClusterHasNoKey(t *testing.T) {
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	c := newClusterWith(t, nil, func(h *trigger.Handler) {
+		h.Refuse = true
+		h.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	})
+	for _, op := range []trigger.Op{trigger.OpRun, trigger.OpStatus} {
+		a, err := c.client(t, nil, op, "hello")
+		require.NoError(t, err)
+		assert.Equal(t, trigger.Refused, a.Code)
+		assert.Equal(t, trigger.RefusedMessage, a.Message)
+	}
+	for _, nd := range c.nodes {
+		assert.Zero(t, manualRuns(nd, "hello"), "%s ran nothing", nd.id)
+	}
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	assert.Contains(t, out, `level=WARN msg="trigger: refused a request: this cluster has no key`)
+	assert.Regexp(t, `from=trigger-[0-9a-f]{8} addr=198\.18\.0\.200:40000 job=hello`, out, "names the sender")
+	assert.Contains(t, out, "lanleader keygen")
+	assert.Contains(t, out, "election.trigger_without_key: true")
+	assert.Equal(t, 1, strings.Count(out, "refused a request"), "one line per 10 s, however many requests")
+}
+
+// lockedWriter serializes writes of several nodes' loggers.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Captured requests sent again run nothing: not on the leader (its ticket

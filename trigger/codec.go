@@ -109,11 +109,14 @@ const (
 	UnknownRun Code = 14
 	// BadRequest: the request did not decode.
 	BadRequest Code = 15
+	// Refused: the cluster has no key and does not accept requests
+	// without one (Handler.Refuse); nothing ran.
+	Refused Code = 16
 )
 
 var codeNames = map[Code]string{Started: "started", Running: "running", Finished: "finished", Ticket: "ticket",
 	UnknownJob: "unknown job", Busy: "busy (overlap: skip)", NotLeading: "not leading", Stale: "stale request",
-	UnknownRun: "unknown run", BadRequest: "bad request"}
+	UnknownRun: "unknown run", BadRequest: "bad request", Refused: "refused"}
 
 func (c Code) String() string {
 	if s, ok := codeNames[c]; ok {

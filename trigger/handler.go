@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lanleader/lanleader/internal/ratelog"
 	"github.com/lanleader/lanleader/jobs"
 )
 
@@ -14,25 +15,42 @@ type Runner interface {
 	RunByID(runID string) (jobs.RunRecord, bool)
 }
 
-// Handler answers trigger requests on the leader: give Handle to
-// udp.Config.OnRequest. It issues tickets (OpTicket) and runs a job only
-// for a ticket it issued and has not used (tickets.go).
+// Handler answers trigger requests on the leader (the daemon hands it
+// udp.Config.OnRequest's requests). It issues tickets (OpTicket) and runs a
+// job only for a ticket it issued and has not used (tickets.go).
 type Handler struct {
 	Runner Runner
+	// Refuse makes it refuse every request: the daemon sets it when the
+	// cluster has no key, so that any device on the LAN could send them,
+	// and its config does not opt in (election.trigger_without_key).
+	// Each refusal is answered (Refused) and logged at WARN with the
+	// sender and the fix, at most every ratelog.DefaultEvery.
+	Refuse bool
 	// Now is the clock tickets expire by (time.Now if nil).
 	Now func() time.Time
 	// Logger receives one line per request (nil: slog.Default()).
 	Logger *slog.Logger
 
 	tickets tickets
+	refused ratelog.Limiter
 }
 
-// Handle decodes a request payload and returns the answer payload.
-func (h *Handler) Handle(payload []byte) []byte {
-	return h.answer(payload).Encode()
+// Sender is who sent a request: the client's id and address.
+type Sender struct {
+	ID, Addr string
 }
 
-func (h *Handler) answer(payload []byte) Answer {
+// Handle decodes a request payload from a sender and returns the answer
+// payload.
+func (h *Handler) Handle(from Sender, payload []byte) []byte {
+	return h.answer(from, payload).Encode()
+}
+
+// RefusedMessage is the answer's message to a request refused for want of
+// a key (Handler.Refuse).
+const RefusedMessage = "no key: this cluster refuses remote requests (secret_file, or election.trigger_without_key)"
+
+func (h *Handler) answer(from Sender, payload []byte) Answer {
 	log := h.Logger
 	if log == nil {
 		log = slog.Default()
@@ -43,8 +61,15 @@ func (h *Handler) answer(payload []byte) Answer {
 	}
 	req, err := DecodeRequest(payload)
 	if err != nil {
-		log.Warn("trigger: bad request", "err", err)
+		log.Warn("trigger: bad request", "from", from.ID, "addr", from.Addr, "err", err)
 		return Answer{Code: BadRequest, Message: err.Error()}
+	}
+	if h.Refuse {
+		h.refused.Warn(log, "trigger: refused a request: this cluster has no key, so any device on the LAN could run jobs",
+			"from", from.ID, "addr", from.Addr, "job", req.Name,
+			"fix", "make a key with 'lanleader keygen /etc/lanleader/key', copy it to every node and set election.secret_file on each "+
+				"(and pass it to trigger); or set election.trigger_without_key: true to accept requests from anyone on the LAN")
+		return Answer{Code: Refused, Message: RefusedMessage}
 	}
 	switch req.Op {
 	case OpStatus:

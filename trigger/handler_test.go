@@ -39,7 +39,7 @@ func req(t *testing.T, r Request) []byte {
 // ticket asks h for a ticket for job.
 func ticket(t *testing.T, h *Handler, job string) uint64 {
 	t.Helper()
-	a, err := DecodeAnswer(h.Handle(req(t, Request{Op: OpTicket, Name: job})))
+	a, err := DecodeAnswer(h.Handle(Sender{}, req(t, Request{Op: OpTicket, Name: job})))
 	require.NoError(t, err)
 	require.Equal(t, Ticket, a.Code)
 	require.NotZero(t, a.Ticket)
@@ -48,7 +48,7 @@ func ticket(t *testing.T, h *Handler, job string) uint64 {
 
 func run(t *testing.T, h *Handler, tk uint64, job string) Code {
 	t.Helper()
-	a, err := DecodeAnswer(h.Handle(req(t, Request{Op: OpRun, Ticket: tk, Name: job})))
+	a, err := DecodeAnswer(h.Handle(Sender{}, req(t, Request{Op: OpRun, Ticket: tk, Name: job})))
 	require.NoError(t, err)
 	return a.Code
 }
@@ -106,7 +106,7 @@ func TestReplayToARestartedLeaderRunsNothing(t *testing.T) {
 	var captured [][]byte
 	send := func(_ context.Context, p []byte) ([]byte, error) {
 		captured = append(captured, p)
-		return h.Handle(p), nil
+		return h.Handle(Sender{}, p), nil
 	}
 	a, err := RunJob(context.Background(), send, "job")
 	require.NoError(t, err)
@@ -114,14 +114,14 @@ func TestReplayToARestartedLeaderRunsNothing(t *testing.T) {
 	require.Len(t, captured, 2, "a ticket request, then the run request")
 
 	for _, p := range captured {
-		h.Handle(p)
+		h.Handle(Sender{}, p)
 	}
 	assert.Len(t, first.started, 1, "replayed to the same process")
 
 	restarted := &fakeRunner{}
 	h2 := &Handler{Runner: restarted}
 	for _, p := range captured {
-		h2.Handle(p)
+		h2.Handle(Sender{}, p)
 	}
 	assert.Empty(t, restarted.started, "replayed to the restarted leader")
 }
@@ -136,9 +136,9 @@ func TestRunJobAsksAgainForAnUnknownTicket(t *testing.T) {
 	send := func(_ context.Context, p []byte) ([]byte, error) {
 		calls++
 		if calls == 1 {
-			return old.Handle(p), nil // the ticket of the leader deposed next
+			return old.Handle(Sender{}, p), nil // the ticket of the leader deposed next
 		}
-		return cur.Handle(p), nil
+		return cur.Handle(Sender{}, p), nil
 	}
 	a, err := RunJob(context.Background(), send, "job")
 	require.NoError(t, err)
@@ -151,9 +151,9 @@ func TestRunJobAsksAgainForAnUnknownTicket(t *testing.T) {
 	stale := func(_ context.Context, p []byte) ([]byte, error) {
 		calls++
 		if r, _ := DecodeRequest(p); r.Op == OpTicket {
-			return (&Handler{}).Handle(p), nil
+			return (&Handler{}).Handle(Sender{}, p), nil
 		}
-		return cur.Handle(p), nil
+		return cur.Handle(Sender{}, p), nil
 	}
 	a, err = RunJob(context.Background(), stale, "job")
 	require.NoError(t, err)
@@ -175,23 +175,23 @@ func TestHandlerAnswers(t *testing.T) {
 		"end": {RunID: "end", Outcome: jobs.OutcomeFailed, ExitCode: 3, Error: "exit status 3"},
 	}}
 	h := &Handler{Runner: f}
-	a, _ := DecodeAnswer(h.Handle(req(t, Request{Op: OpStatus, Name: "run"})))
+	a, _ := DecodeAnswer(h.Handle(Sender{}, req(t, Request{Op: OpStatus, Name: "run"})))
 	assert.Equal(t, Running, a.Code)
-	a, _ = DecodeAnswer(h.Handle(req(t, Request{Op: OpStatus, Name: "end"})))
+	a, _ = DecodeAnswer(h.Handle(Sender{}, req(t, Request{Op: OpStatus, Name: "end"})))
 	assert.Equal(t, Answer{Code: Finished, RunID: "end", Outcome: jobs.OutcomeFailed, ExitCode: 3, Message: "exit status 3"}, a,
 		"status needs no ticket: it runs nothing")
-	a, _ = DecodeAnswer(h.Handle(req(t, Request{Op: OpStatus, Name: "gone"})))
+	a, _ = DecodeAnswer(h.Handle(Sender{}, req(t, Request{Op: OpStatus, Name: "gone"})))
 	assert.Equal(t, UnknownRun, a.Code)
 	for err, want := range map[error]Code{jobs.ErrUnknownJob: UnknownJob, jobs.ErrOverlap: Busy, jobs.ErrNotLeading: NotLeading} {
 		f.err = err
 		assert.Equal(t, want, run(t, h, ticket(t, h, "j"), "j"), err.Error())
 	}
 	v1 := []byte{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'j'}
-	a, _ = DecodeAnswer(h.Handle(v1))
+	a, _ = DecodeAnswer(h.Handle(Sender{}, v1))
 	assert.Equal(t, BadRequest, a.Code)
 	assert.Contains(t, a.Message, "older than this leader", "a version 1 request (the client's clock) is refused, saying why")
 	for _, bad := range [][]byte{nil, {9}, {2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'x'}, append(req(t, Request{Op: OpRun, Name: "j"}), 1)} {
-		a, _ = DecodeAnswer(h.Handle(bad))
+		a, _ = DecodeAnswer(h.Handle(Sender{}, bad))
 		assert.Equal(t, BadRequest, a.Code, "%v", bad)
 	}
 }

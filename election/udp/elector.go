@@ -78,14 +78,14 @@ type Config struct {
 	// cluster size, so hearing no other node for many intervals is logged
 	// at WARN ("isolated"). A lone broadcast node is not warned about.
 	ExpectPeers bool
-	// OnRequest, if set, is called on the leader with the payload of every
-	// client request (a TRIGGER: `lanleader trigger`) that the protocol
-	// accepted (authenticated if there is a keyring, not a replay, within
-	// the rate limit); its result, if not nil, is sent back as the
-	// TRIGGER_ANSWER's payload and must be no larger than the request's
+	// OnRequest, if set, is called on the leader with every client request
+	// (a TRIGGER: `lanleader trigger`) that the protocol accepted
+	// (authenticated if there is a keyring, not a replay, within the rate
+	// limit); its result, if not nil, is sent back as the TRIGGER_ANSWER's
+	// payload and must be no larger than the request's
 	// (protocol.ClientQueryPad). It runs in the run loop: it must return
 	// promptly.
-	OnRequest func(payload []byte) []byte
+	OnRequest func(ClientRequest) []byte
 	// OnPacket, if set, is told about every packet received: its message
 	// type ("unknown" if it did not decode) and what became of it ("ok" or a
 	// drop reason). Used for metrics. It must not block.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"time"
 
 	"github.com/lanleader/lanleader/election/udp/protocol"
@@ -15,6 +16,17 @@ import (
 // answers through Config.OnRequest and the leader sends a TRIGGER_ANSWER.
 // The protocol drops replays (the same sender, incarnation and nonce within
 // a minute, on every node) and rate-limits them like client queries.
+
+// ClientRequest is a client's request the leader accepted, for
+// Config.OnRequest.
+type ClientRequest struct {
+	// From is the client's id (a random one per request), Addr where the
+	// request came from.
+	From string
+	Addr netip.AddrPort
+	// Payload is the application's request (padded with zeros).
+	Payload []byte
+}
 
 // RequestAnswer is a leader's answer to Request.
 type RequestAnswer struct {
@@ -82,7 +94,10 @@ func (e *Elector) serveRequests() bool {
 		return false
 	}
 	for _, r := range reqs {
-		ans := e.cfg.OnRequest(r.Payload)
+		e.mu.Lock()
+		addr := e.addrs[r.From]
+		e.mu.Unlock()
+		ans := e.cfg.OnRequest(ClientRequest{From: r.From, Addr: addr, Payload: r.Payload})
 		if ans == nil {
 			continue
 		}

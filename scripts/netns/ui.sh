@@ -25,21 +25,39 @@ ui_trigger() {
 
 ui_lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 
-sc_trigger() {
-	say "trigger: a host that is not a node runs a job now; it runs once, on the leader"
-	jobs_cluster trigger "jobs:
+# ui_trigger_jobs OPTIN: the trigger scenario's config; with OPTIN the nodes
+# accept requests without a key (the suite's nodes have none).
+ui_trigger_jobs() {
+	if [ "$1" = 1 ]; then printf 'election:\n  trigger_without_key: true\n'; fi
+	echo "jobs:
   - name: tick
     schedule: '@every 1s'
     shell: 'echo \"\$LANLEADER_NODE \$LANLEADER_TERM \$LANLEADER_SCHEDULED_AT\" >> $WORK/jobs-\$LANLEADER_NODE.log'
   - name: now
     schedule: '0 0 1 1 *'
-    shell: 'echo \"\$LANLEADER_NODE \$LANLEADER_TRIGGER \$LANLEADER_RUN_ID\" >> $WORK/trigger-\$LANLEADER_NODE.log; exit 3'" || { jobs_restore trigger; return; }
+    shell: 'echo \"\$LANLEADER_NODE \$LANLEADER_TRIGGER \$LANLEADER_RUN_ID\" >> $WORK/trigger-\$LANLEADER_NODE.log; exit 3'"
+}
+
+sc_trigger() {
+	say "trigger: refused by a cluster without a key; with trigger_without_key, a host that is not a node runs a job now, once, on the leader"
+	jobs_cluster trigger "$(ui_trigger_jobs 0)" || { jobs_restore trigger; return; }
 	local L=$AGREED i total=0 rc
 	if ! ui_client_up; then
 		fail "trigger: could not add the client namespace"
 		jobs_restore trigger
 		return
 	fi
+	ui_trigger now
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q "n$L refuses trigger requests: the cluster has no key" "$WORK/trigger.out" &&
+		grep -q 'trigger: refused a request: this cluster has no key.*"addr":"'"$UI_IP" "$WORK/n$L.log" &&
+		[ "$(cat "$WORK"/trigger-n*.log 2>/dev/null | wc -l)" = 0 ]; then
+		pass "trigger: without a key n$L refused it, the client said why, n$L logged the sender $UI_IP; nothing ran"
+	else
+		fail "trigger: without a key, want a refusal naming $UI_IP and no run, got exit $rc: $(tr '\n' ' ' <"$WORK/trigger.out")"
+	fi
+	jobs_cluster trigger "$(ui_trigger_jobs 1)" || { jobs_restore trigger; return; }
+	L=$AGREED
 	ui_trigger --wait --wait-timeout 10s now
 	rc=$?
 	local out run

@@ -17,7 +17,8 @@ const maxKeyFileSize = 64 << 10
 // LoadKeyring reads a keyring from a key file: one key per line, hex or
 // standard base64 (padded or not); blank lines and lines starting with '#'
 // are ignored. The first key signs; all are accepted. A line made only of
-// hex digits is read as hex. Generate a key with `openssl rand -hex 32`.
+// hex digits is read as hex. Generate a key file with WriteKeyFile (`lanleader
+// keygen FILE`), or a key with `openssl rand -hex 32`.
 //
 // The file must not be readable by other users (mode 0600 or 0640): on Unix,
 // LoadKeyring refuses a world-readable or world-writable file. Errors name the
@@ -63,7 +64,7 @@ func ParseKeyring(r io.Reader) (*Keyring, error) {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		if len(key) < MinKeyLen || len(key) > MaxKeyLen {
-			return nil, fmt.Errorf("line %d: key is %d bytes, want %d to %d (e.g. openssl rand -hex 32)", line, len(key), MinKeyLen, MaxKeyLen)
+			return nil, fmt.Errorf("line %d: key is %d bytes, want %d to %d (lanleader keygen makes one)", line, len(key), MinKeyLen, MaxKeyLen)
 		}
 		keys = append(keys, key)
 	}
@@ -71,7 +72,7 @@ func ParseKeyring(r io.Reader) (*Keyring, error) {
 		return nil, err
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("no keys (one per line, hex or base64; e.g. openssl rand -hex 32)")
+		return nil, fmt.Errorf("no keys (one per line, hex or base64; lanleader keygen makes one)")
 	}
 	return NewKeyring(keys...)
 }
