@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/lanleader/lanleader/election/udp/wire"
 )
 
 // demoJobs is the demo cluster's config: one job every second, on the
@@ -35,12 +35,8 @@ func writeDemoFiles(dir string) (configPath, keyPath string, err error) {
 	if err := os.WriteFile(configPath, []byte(demoJobs), 0o600); err != nil {
 		return "", "", fmt.Errorf("write config: %w", err)
 	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return "", "", fmt.Errorf("make key: %w", err)
-	}
 	keyPath = filepath.Join(dir, "demo.key")
-	if err := os.WriteFile(keyPath, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+	if err := wire.WriteKeyFile(keyPath, "lanleader demo key, removed when the demo ends", -1); err != nil {
 		return "", "", fmt.Errorf("write key: %w", err)
 	}
 	return configPath, keyPath, nil

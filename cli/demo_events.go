@@ -19,6 +19,7 @@ const (
 	evRunStarted                          // "jobs: run started"
 	evOutput                              // "jobs: output"
 	evMisfireRun                          // a missed instant is run once by the new leader
+	evSkipped                             // instants a node skipped, with the rule that skipped them
 	evProblem                             // a warning, an error, or a line that is not JSON
 	evExited                              // the process ended (sent by the reader, not parsed)
 )
@@ -37,8 +38,9 @@ type demoEvent struct {
 	leader    string    // evLeaderChanged: "" when the node lost its leader
 	job       string    // evRunStarted, evOutput, evMisfireRun
 	runID     string    // evRunStarted, evOutput
-	scheduled time.Time // evRunStarted, evMisfireRun
-	text      string    // evOutput: the job's line; evProblem: the message
+	scheduled time.Time // evRunStarted, evMisfireRun; evSkipped: the last instant skipped
+	first     time.Time // evSkipped: the first instant skipped
+	text      string    // evOutput: the job's line; evProblem: the message; evSkipped: the rule
 	exitErr   error     // evExited: the Wait error, nil for exit 0
 }
 
@@ -54,12 +56,40 @@ type demoLogLine struct {
 	ScheduledAt time.Time `json:"scheduled_at"`
 	Line        string    `json:"line"`
 	Err         string    `json:"err"`
+	From        time.Time `json:"from"`
+	Count       int       `json:"count"`
 }
 
 // misfireRunMsg is how the job runner logs a missed instant that it runs
 // once (misfire: run-once); the demo shows it because it is the failover
 // gap being filled.
 const misfireRunMsg = "jobs: instant missed during failover; running it once now (misfire: run-once)"
+
+// demoSkipRules are the job runner's lines that skip instants, with the
+// rule in a newcomer's words: the demo names, per missed instant, the rule
+// that skipped it. Each line names its instants by scheduled_at (one, or
+// the last of count when back is set), or by from and count.
+var demoSkipRules = map[string]struct {
+	rule string
+	back bool
+}{
+	"jobs: instants overtaken by a later one; skipped": {
+		rule: "overtaken by a later instant: misfire run-once runs only the latest of the instants missed in a row"},
+	"jobs: instants missed during failover; overtaken by a later instant already started": {
+		rule: "overtaken by a later instant the new leader had already started while it gathered its peers' ledgers", back: true},
+	"jobs: instant missed during failover; too late to run (misfire_grace)":                    {rule: "too late to run (misfire_grace)"},
+	"jobs: instant too late to run (misfire_grace)":                                            {rule: "too late to run (misfire_grace)"},
+	"jobs: instant missed during failover; skipped (misfire: skip)":                            {rule: "skipped (misfire: skip)"},
+	"jobs: not started: this node could not act as leader before a later instant came due":     {rule: "the leader could not act before the next instant came due"},
+	"jobs: not started: this node could not act as leader within misfire_grace":                {rule: "the leader could not act within misfire_grace"},
+	"jobs: not starting: previous run still going (overlap: skip)":                             {rule: "the previous run was still going (overlap: skip)"},
+	"jobs: not starting: previous run still going on another node (overlap: skip)":             {rule: "the previous run was still going on another node (overlap: skip)"},
+	"jobs: not starting: previous leader's run may still be going on its node (overlap: skip)": {rule: "the previous leader's run could still be going (overlap: skip)"},
+	"jobs: not starting: this or a later instant already started":                              {rule: "this or a later instant had already started"},
+	"jobs: previous leader's run was interrupted; not running it again": {
+		rule: "the killed leader had started it as it died (its ledger said so): not run again, at most once (rerun_interrupted: false)"},
+	"jobs: not starting: lanleader is stopping": {rule: "its node was stopping"},
+}
 
 // parseDemoLine turns one line of a node's stderr into an event. now is used
 // when the line carries no timestamp (it is not lanleader's JSON: a usage
@@ -94,6 +124,19 @@ func parseDemoLine(line []byte, now time.Time) demoEvent {
 	case misfireRunMsg:
 		ev.kind, ev.job, ev.scheduled = evMisfireRun, l.Job, l.ScheduledAt
 	default:
+		if r, ok := demoSkipRules[l.Msg]; ok {
+			ev.kind, ev.job, ev.text = evSkipped, l.Job, r.rule
+			n := time.Duration(max(l.Count, 1) - 1)
+			switch {
+			case !l.From.IsZero():
+				ev.first, ev.scheduled = l.From, l.From.Add(n*demoJobEvery)
+			case r.back:
+				ev.first, ev.scheduled = l.ScheduledAt.Add(-n*demoJobEvery), l.ScheduledAt
+			default:
+				ev.first, ev.scheduled = l.ScheduledAt, l.ScheduledAt
+			}
+			return ev
+		}
 		if l.Level == "WARN" || l.Level == "ERROR" {
 			ev.kind, ev.text = evProblem, l.Msg
 			if l.Err != "" {

@@ -33,6 +33,8 @@ type demoTimeline struct {
 	// instants maps job and scheduled instant to the nodes that started
 	// it, in order; more than one is the bug the demo exists to rule out.
 	instants map[demoInstant][]string
+	// skips maps an instant to the rule that skipped it, as a node logged.
+	skips map[demoInstant]demoSkip
 
 	sum demoSummary
 }
@@ -56,18 +58,38 @@ type demoInstant struct {
 	at  int64 // Unix nanoseconds
 }
 
+// demoSkip is an instant a node skipped, and the rule it skipped it by.
+type demoSkip struct {
+	node, rule string
+}
+
 // demoFailover is one measured failover.
 type demoFailover struct {
 	Killed, By string
 	Term       uint64
-	// Took is from just before the SIGKILL to the successor's "became
-	// leader" log line.
-	Took time.Duration
+	// KilledAt is just before the SIGKILL; Took is from then to the
+	// successor's "became leader" log line.
+	KilledAt time.Time
+	Took     time.Duration
+}
+
+// demoMissed is a scheduled instant no node started: the failover it fell
+// into (if any) and the rule a node logged skipping it by ("" if none did,
+// which would be a bug: every instant is started or skipped with a logged
+// reason).
+type demoMissed struct {
+	Job      string
+	At       time.Time
+	Failover *demoFailover
+	Node     string
+	Rule     string
 }
 
 // demoSummary is what the demo found, printed at the end and asserted by
 // its test.
 type demoSummary struct {
+	// Start is when the demo started; Elapsed how long it ran.
+	Start     time.Time
 	Elapsed   time.Duration
 	Failovers []demoFailover
 	// Kills counts leaders killed; a kill with no successor before the end
@@ -81,9 +103,10 @@ type demoSummary struct {
 	RunsPerNode map[string]int
 	// Instants is the number of distinct scheduled instants started.
 	Instants int
-	// Missed counts instants between the first and the last started one
-	// that no node started (the demo's job is due every demoJobEvery).
-	Missed int
+	// Missed lists the instants between the first and the last started
+	// one that no node started (the demo's job is due every demoJobEvery),
+	// each with its failover and the rule that skipped it.
+	Missed []demoMissed
 	// Duplicates lists instants started more than once, as "job at
 	// instant: n1, n2".
 	Duplicates []string
@@ -102,6 +125,7 @@ func newDemoTimeline(out io.Writer, start time.Time) *demoTimeline {
 		leaving:   make(map[string]bool),
 		runs:      make(map[string]demoRun),
 		instants:  make(map[demoInstant][]string),
+		skips:     make(map[demoInstant]demoSkip),
 		sum:       demoSummary{RunsPerNode: make(map[string]int)},
 	}
 }
@@ -169,6 +193,8 @@ func (tl *demoTimeline) apply(ev demoEvent) {
 	case evMisfireRun:
 		tl.printf(ev.at, ev.node, "job %s: instant %s fell into the failover gap; running it once now",
 			ev.job, ev.scheduled.Local().Format(time.TimeOnly))
+	case evSkipped:
+		tl.skipped(ev)
 	case evProblem:
 		tl.sum.Problems++
 		tl.printf(ev.at, ev.node, "logged: %s", ev.text)
@@ -184,7 +210,7 @@ func (tl *demoTimeline) becameLeader(ev demoEvent) {
 	note := ""
 	if k := tl.kill; k != nil && k.node != ev.node && !ev.at.Before(k.at) {
 		took := ev.at.Sub(k.at)
-		tl.sum.Failovers = append(tl.sum.Failovers, demoFailover{Killed: k.node, By: ev.node, Term: ev.term, Took: took})
+		tl.sum.Failovers = append(tl.sum.Failovers, demoFailover{Killed: k.node, By: ev.node, Term: ev.term, KilledAt: k.at, Took: took})
 		tl.kill = nil
 		note = fmt.Sprintf(" — failover %s after %s was killed", took.Round(time.Millisecond), k.node)
 	}
@@ -226,6 +252,20 @@ func (tl *demoTimeline) runStarted(ev demoEvent) {
 	}
 }
 
+// skipped notes the instants ev says a node skipped, and the rule.
+func (tl *demoTimeline) skipped(ev demoEvent) {
+	n := 0
+	for t := ev.first; !t.After(ev.scheduled) && n < 1000; t = t.Add(demoJobEvery) {
+		tl.skips[demoInstant{job: ev.job, at: t.UnixNano()}] = demoSkip{node: ev.node, rule: ev.text}
+		n++
+	}
+	which := "instant " + ev.first.Local().Format(time.TimeOnly)
+	if n > 1 {
+		which = fmt.Sprintf("%d instants %s–%s", n, ev.first.Local().Format(time.TimeOnly), ev.scheduled.Local().Format(time.TimeOnly))
+	}
+	tl.printf(ev.at, ev.node, "job %s: %s skipped: %s", ev.job, which, ev.text)
+}
+
 // exited notes that node's process ended; expected says the demo asked for
 // it (a kill or the final stop).
 func (tl *demoTimeline) exited(at time.Time, node string, err error, expected bool) {
@@ -247,7 +287,7 @@ func (tl *demoTimeline) exited(at time.Time, node string, err error, expected bo
 // summary finishes the tallies.
 func (tl *demoTimeline) summary(end time.Time) demoSummary {
 	s := tl.sum
-	s.Elapsed = end.Sub(tl.start)
+	s.Start, s.Elapsed = tl.start, end.Sub(tl.start)
 	s.Instants = len(tl.instants)
 	s.Duplicates = nil
 	first, last := map[string]int64{}, map[string]int64{}
@@ -263,13 +303,38 @@ func (tl *demoTimeline) summary(end time.Time) demoSummary {
 			keys = append(keys, k)
 		}
 	}
-	for job, n := range perJob {
-		s.Missed += int(time.Duration(last[job]-first[job])/demoJobEvery) + 1 - n
+	s.Missed = nil
+	for job := range perJob {
+		for at := first[job]; at <= last[job]; at += int64(demoJobEvery) {
+			k := demoInstant{job: job, at: at}
+			if _, ran := tl.instants[k]; ran {
+				continue
+			}
+			m := demoMissed{Job: job, At: time.Unix(0, at), Failover: s.failoverAround(time.Unix(0, at))}
+			if sk, ok := tl.skips[k]; ok {
+				m.Node, m.Rule = sk.node, sk.rule
+			}
+			s.Missed = append(s.Missed, m)
+		}
 	}
+	slices.SortFunc(s.Missed, func(a, b demoMissed) int { return a.At.Compare(b.At) })
 	slices.SortFunc(keys, func(a, b demoInstant) int { return cmp.Compare(a.at, b.at) })
 	for _, k := range keys {
 		s.Duplicates = append(s.Duplicates, fmt.Sprintf("%s at %s: %v",
 			k.job, time.Unix(0, k.at).UTC().Format(time.RFC3339), tl.instants[k]))
 	}
 	return s
+}
+
+// failoverAround returns the failover an instant at at fell into: from an
+// instant before its leader was killed (due, not started yet) to one
+// after its successor led (taken up, not started yet); nil if none.
+func (s demoSummary) failoverAround(at time.Time) *demoFailover {
+	for i := range s.Failovers {
+		f := &s.Failovers[i]
+		if !at.Before(f.KilledAt.Add(-demoJobEvery)) && !at.After(f.KilledAt.Add(f.Took+demoJobEvery)) {
+			return f
+		}
+	}
+	return nil
 }

@@ -3,6 +3,10 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +37,9 @@ func TestParseDemoLine(t *testing.T) {
 			demoEvent{kind: evOutput, at: at, job: "tick", runID: "ab", text: "hi"}},
 		{"misfire run", `{"time":"2026-11-30T20:00:01.0000005Z","level":"INFO","msg":"` + misfireRunMsg + `","job":"tick","term":4,"scheduled_at":"2026-11-30T20:00:02Z"}`,
 			demoEvent{kind: evMisfireRun, at: at, job: "tick", scheduled: sched, term: 4}},
+		{"instants overtaken", `{"time":"2026-11-30T20:00:01.0000005Z","level":"WARN","msg":"jobs: instants overtaken by a later one; skipped","job":"tick","from":"2026-11-30T20:00:02Z","count":2,"later":"2026-11-30T20:00:04Z"}`,
+			demoEvent{kind: evSkipped, at: at, job: "tick", first: sched, scheduled: sched.Add(time.Second),
+				text: "overtaken by a later instant: misfire run-once runs only the latest of the instants missed in a row"}},
 		{"warning with err", `{"time":"2026-11-30T20:00:01.0000005Z","level":"WARN","msg":"send failed","err":"boom"}`,
 			demoEvent{kind: evProblem, at: at, text: "send failed: boom"}},
 		{"routine info", `{"time":"2026-11-30T20:00:01.0000005Z","level":"INFO","msg":"udp transport up"}`,
@@ -48,7 +55,9 @@ func TestParseDemoLine(t *testing.T) {
 			assert.Equal(t, tt.want.kind, got.kind)
 			assert.True(t, tt.want.at.Equal(got.at), "at: want %v, got %v", tt.want.at, got.at)
 			assert.True(t, tt.want.scheduled.Equal(got.scheduled), "scheduled: want %v, got %v", tt.want.scheduled, got.scheduled)
+			assert.True(t, tt.want.first.Equal(got.first), "first: want %v, got %v", tt.want.first, got.first)
 			tt.want.at, tt.want.scheduled, got.at, got.scheduled = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+			tt.want.first, got.first = time.Time{}, time.Time{}
 			assert.Equal(t, tt.want, got)
 		})
 	}
@@ -112,13 +121,13 @@ func TestDemoTimelineFailoverRejoinAndRuns(t *testing.T) {
 
 	sum := s.tl.summary(s.at(5000))
 	require.Len(t, sum.Failovers, 1)
-	assert.Equal(t, demoFailover{Killed: "n1", By: "n2", Term: 2, Took: 600 * time.Millisecond}, sum.Failovers[0])
+	assert.Equal(t, demoFailover{Killed: "n1", By: "n2", Term: 2, KilledAt: s.at(2500), Took: 600 * time.Millisecond}, sum.Failovers[0])
 	assert.Equal(t, 1, sum.Kills)
 	assert.Equal(t, 1, sum.Restarts)
 	assert.Equal(t, 1, sum.RejoinedFollower)
 	assert.Equal(t, map[string]int{"n1": 2, "n2": 1}, sum.RunsPerNode)
 	assert.Equal(t, 3, sum.Instants)
-	assert.Zero(t, sum.Missed)
+	assert.Empty(t, sum.Missed)
 	assert.Empty(t, sum.Duplicates)
 	assert.Empty(t, sum.Unexpected)
 	assert.Equal(t, 5*time.Second, sum.Elapsed)
@@ -142,7 +151,7 @@ func TestDemoTimelineDuplicateInstant(t *testing.T) {
 
 	sum := s.tl.summary(s.at(6000))
 	assert.Equal(t, 3, sum.Instants)
-	assert.Equal(t, 2, sum.Missed, "instants 3 and 4 never started")
+	assert.Len(t, sum.Missed, 2, "instants 3 and 4 never started")
 	assert.Equal(t, []string{"tick at 2026-11-30T20:00:01Z: [n1 n2]"}, sum.Duplicates)
 	assert.Contains(t, out.String(), "DUPLICATE: job tick instant")
 
@@ -187,4 +196,70 @@ func TestDemoTimelineQuietWhileStopping(t *testing.T) {
 	assert.Contains(t, out.String(), "stopping followers n2 with SIGTERM")
 	assert.Contains(t, out.String(), "n3   exited on its own (exit status 1)")
 	assert.Equal(t, []string{"n3"}, s.tl.summary(s.at(200)).Unexpected)
+}
+
+// Issue 25 item 6: the demo says, per missed instant, which failover it
+// fell into and the rule that skipped it, from the nodes' own log lines,
+// and its verdict is true to what it counted: "no instant ran twice; N fell
+// into failovers and were overtaken", not a bare "N missed".
+func TestDemoSummaryExplainsEachMissedInstant(t *testing.T) {
+	s, out := newDemoScript()
+	s.lead(0, "n1", 1)
+	s.run(1000, "n1", "r1", 1)
+	s.run(2000, "n1", "r2", 2)
+	s.tl.killed(s.at(2500), "n1")
+	s.lead(3700, "n2", 2)
+	// The new leader gathers; 4 starts in the window, so 3 is overtaken.
+	s.run(4000, "n2", "r4", 4)
+	skip := func(ms int, line string) {
+		ev := parseDemoLine([]byte(line), s.at(ms))
+		ev.node = "n2"
+		s.tl.apply(ev)
+	}
+	skip(4700, `{"time":"2026-11-30T20:00:04.7Z","level":"WARN","msg":"jobs: instants missed during failover; overtaken by a later instant already started","job":"tick","scheduled_at":"2026-11-30T20:00:03Z","count":1,"started":"2026-11-30T20:00:04Z"}`)
+	s.run(5000, "n2", "r5", 5)
+
+	sum := s.tl.summary(s.at(6000))
+	require.Len(t, sum.Missed, 1)
+	m := sum.Missed[0]
+	assert.True(t, s.t0.Add(3*time.Second).Equal(m.At), "%v", m.At)
+	require.NotNil(t, m.Failover)
+	assert.Equal(t, "n1", m.Failover.Killed)
+	assert.Equal(t, "n2", m.Node)
+	assert.Contains(t, m.Rule, "overtaken by a later instant")
+	assert.Contains(t, out.String(), "job tick: instant")
+
+	var text bytes.Buffer
+	sum.write(&text, []string{"n1", "n2"})
+	assert.Contains(t, text.String(), "in failover n1→n2 (n1 killed at 2.50s, n2 led 1.2s later); skipped by n2: overtaken by a later instant")
+	assert.Contains(t, text.String(), "verdict: no instant ran twice; 1 fell into failovers and were overtaken by a later instant, as misfire documents")
+	assert.NotContains(t, text.String(), "1 missed)")
+
+	// An instant nobody logged skipping is called what it is.
+	s.run(8000, "n2", "r8", 8) // 6 and 7: n2 logged nothing about them
+	sum = s.tl.summary(s.at(9000))
+	text.Reset()
+	sum.write(&text, []string{"n1", "n2"})
+	assert.Contains(t, text.String(), "no node logged why")
+	assert.Contains(t, text.String(), "verdict: 2 missed instants with no logged reason: a bug")
+}
+
+// The demo's skip rules name lines the job runner really logs: a reworded
+// line would otherwise leave its instants unexplained.
+func TestDemoSkipRulesAreTheRunnersLines(t *testing.T) {
+	var src strings.Builder
+	files, err := filepath.Glob("../jobs/*.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		src.Write(b)
+	}
+	for msg := range demoSkipRules {
+		assert.Contains(t, src.String(), strconv.Quote(msg), "the runner logs %q", msg)
+	}
+	assert.Contains(t, src.String(), strconv.Quote(misfireRunMsg))
 }
