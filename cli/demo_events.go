@@ -89,6 +89,23 @@ var demoSkipRules = map[string]struct {
 	"jobs: previous leader's run was interrupted; not running it again": {
 		rule: "the killed leader had started it as it died (its ledger said so): not run again, at most once (rerun_interrupted: false)"},
 	"jobs: not starting: lanleader is stopping": {rule: "its node was stopping"},
+	"jobs: instant missed during failover; overtaken by a later instant not started yet": {
+		rule: "overtaken by a later instant already due: misfire run-once runs only the latest"},
+	"jobs: instants missed during failover; not run: a truncated ledger left this job out, so what the last leader ran is unknown": {
+		rule: "the last leader's ledger was truncated and left this job out: not run, since it may have run"},
+	"jobs: not starting: could not record the run in the cluster first": {
+		rule: "the leader could not record the run with a majority before starting it (quorum)"},
+	"jobs: not starting: this node cannot currently act as leader": {
+		rule: "the leader could no longer act as leader when the run was to start"},
+	"jobs: not starting: the leadership it was decided in ended (or the job was removed)": {
+		rule: "the leadership that decided it ended before the run started"},
+	"jobs: rerun not started: a later instant came due first": {
+		rule: "the killed leader had started it as it died; its rerun was overtaken by a later instant"},
+	"jobs: job removed by reload before its due instant started; not run": {rule: "its job was removed by a reload"},
+	"jobs: instant missed during failover; not run: coalesced into the interrupted run's rerun": {
+		rule: "coalesced into the rerun of the killed leader's interrupted run (rerun_interrupted)"},
+	"jobs: previous leader's run was interrupted; not running it again: a later instant already started": {
+		rule: "the killed leader had started it as it died; not run again: a later instant had already started"},
 }
 
 // parseDemoLine turns one line of a node's stderr into an event. now is used

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -244,8 +245,10 @@ func TestDemoSummaryExplainsEachMissedInstant(t *testing.T) {
 	assert.Contains(t, text.String(), "verdict: 2 missed instants with no logged reason: a bug")
 }
 
-// The demo's skip rules name lines the job runner really logs: a reworded
-// line would otherwise leave its instants unexplained.
+// The demo's skip rules name lines the job runner really logs, and every
+// line the runner logs when it leaves an instant unrun is a skip rule: a
+// reworded or a new line would otherwise leave its instants unexplained, and
+// the demo would call them a bug.
 func TestDemoSkipRulesAreTheRunnersLines(t *testing.T) {
 	var src strings.Builder
 	files, err := filepath.Glob("../jobs/*.go")
@@ -258,8 +261,41 @@ func TestDemoSkipRulesAreTheRunnersLines(t *testing.T) {
 		require.NoError(t, err)
 		src.Write(b)
 	}
+	logged := func(msg string) bool {
+		if strings.Contains(src.String(), strconv.Quote(msg)) {
+			return true
+		}
+		// A line the runner composes: "jobs: not starting: "+why.
+		why, ok := strings.CutPrefix(msg, notStartingPrefix)
+		return ok && strings.Contains(src.String(), strconv.Quote(notStartingPrefix)) &&
+			strings.Contains(src.String(), strconv.Quote(why))
+	}
 	for msg := range demoSkipRules {
-		assert.Contains(t, src.String(), strconv.Quote(msg), "the runner logs %q", msg)
+		assert.True(t, logged(msg), "the runner logs %q", msg)
 	}
 	assert.Contains(t, src.String(), strconv.Quote(misfireRunMsg))
+
+	unrun := regexp.MustCompile(`"jobs: [^"]*(not run|not start|skipped|too late|overtaken|missed)[^"]*"`)
+	for _, lit := range unrun.FindAllString(src.String(), -1) {
+		msg, err := strconv.Unquote(lit)
+		require.NoError(t, err)
+		_, rule := demoSkipRules[msg]
+		_, other := demoLinesNotMissed[msg]
+		assert.True(t, rule || other || msg == misfireRunMsg,
+			"the runner logs %q: a skip rule of the demo (demoSkipRules), or a line that leaves no scheduled instant unrun (demoLinesNotMissed)", msg)
+	}
+}
+
+// notStartingPrefix is how the runner starts a line it composes from the
+// reason a decided run may not start (Runner.mayStart).
+const notStartingPrefix = "jobs: not starting: "
+
+// demoLinesNotMissed are the runner's lines that sound like a skip but
+// leave no scheduled instant unrun, with why.
+var demoLinesNotMissed = map[string]string{
+	notStartingPrefix: "composed with Runner.mayStart's reasons, each a skip rule",
+	"jobs: not starting yet: this node cannot currently act as leader; trying again until it can":      "not a skip: the start is retried",
+	"jobs: not running it again: its run ended after all (outcome heard)":                              "a rerun: the instant ran",
+	"jobs: not running it again: this instant is still going on another node":                          "a rerun: the instant runs elsewhere",
+	"jobs: previous leader's manual run was interrupted; not running it again (manual runs never are)": "a manual run, not a scheduled instant",
 }
