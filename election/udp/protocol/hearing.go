@@ -366,10 +366,12 @@ func (n *Node) barred(now time.Time) bool {
 	return false
 }
 
-// presenceIntervals: without quorum (no ACKs), a follower tells its leader
-// it hears it once per this many intervals, so that a leader knows it is
-// heard (isolation, leaderGivesWay) at a cost of one small unicast per
-// follower per second at the default interval.
+// presenceIntervals: a follower tells its leader it hears it once per this
+// many intervals, so that a leader knows it is heard (isolation,
+// leaderGivesWay; in quorum mode ACKs tell it too), and so that it can
+// measure the follower's clock (the adapter stamps reports with the
+// sender's wall clock, see Message.Sent), at a cost of one small unicast
+// per follower per second at the default interval.
 const presenceIntervals = 5
 
 // presence sends our leader a FlagReport Query (its evidence says we hear
@@ -379,9 +381,10 @@ const presenceIntervals = 5
 // reports in one wake-up; and on any heartbeat once presenceIntervals+1
 // intervals passed without a report (the aligned heartbeat was lost). An
 // aligned heartbeat right after a report (its first, or a late one) is
-// skipped. Quorum mode has ACKs for this.
+// skipped. It answers the heartbeat at once, so the report's round trip
+// is the heartbeat's.
 func (n *Node) presence(now time.Time, m *Message) {
-	if n.q.on() || m.Type != Heartbeat {
+	if m.Type != Heartbeat {
 		return
 	}
 	last := n.hear.reportAt

@@ -120,6 +120,14 @@ type Message struct {
 	// node. Zero: not said (a node older than this field). It travels in
 	// the wire slot Nonce has in other types; zero elsewhere.
 	Promise time.Duration
+	// Sent (Query with FlagReport: a follower's report to its leader) is
+	// the sender's wall clock when it sent the message, in Unix
+	// nanoseconds; zero: not said (a node older than this field). The core
+	// neither sets nor reads it: the adapter stamps it as it sends and the
+	// leader measures the follower's clock offset from it (package udp,
+	// clockoffset.go). It travels in the wire slot Beat has in a
+	// Heartbeat, which a Query never used; zero elsewhere.
+	Sent int64
 	// Heard is the sender's evidence that it hears the cluster: the newest
 	// leader heartbeat it accepted from another node. Zero if none.
 	Heard Evidence

@@ -50,6 +50,8 @@ type Node struct {
 	// scheduled is NextTick() as of the end of the last call, for pause
 	// detection.
 	scheduled time.Time
+	// pausedAt is when a call last came more than PauseThreshold late.
+	pausedAt time.Time
 
 	seq uint64
 	// beats counts the heartbeats this incarnation sent (Message.Beat).
@@ -367,3 +369,9 @@ func (n *Node) observeTerm(t uint64) {
 		n.round = r
 	}
 }
+
+// PausedAt returns when this node last noticed it had been paused (a Tick
+// or Step more than PauseThreshold late: a stalled process, a host
+// suspend); zero if never. Messages handled right after it may have waited
+// in a queue through the pause.
+func (n *Node) PausedAt() time.Time { return n.pausedAt }

@@ -228,6 +228,7 @@ func (n *Node) answerBeat(now time.Time) {
 // onPause reacts to a call that came more than PauseThreshold late.
 func (n *Node) onPause(now time.Time) {
 	n.stats.Pauses++
+	n.pausedAt = now
 	switch n.role {
 	case election.Leader:
 		if !n.q.on() && now.Sub(n.lastBeat) >= n.t.Suspect {

@@ -79,6 +79,9 @@ func TestRoundTrip(t *testing.T) {
 				if carriesPromise(typ) { // the nonce slot carries the promise
 					msg.Promise, msg.Nonce = time.Duration(msg.Nonce>>1), 0
 				}
+				if carriesSent(typ, msg.Flags) { // the beat slot carries the sent time
+					msg.Sent, msg.Beat = int64(msg.Beat>>1), 0
+				}
 				msg.Addr = "10.0.0.1:7483" // not encoded
 				b, err := Encode(msg, tt.k)
 				require.NoError(t, err)
@@ -163,6 +166,54 @@ func TestPromiseInTheNonceSlot(t *testing.T) {
 	assert.Equal(t, q, got, "other types keep the whole slot for the nonce")
 }
 
+// TestSentOnTheWire pins where the sender's wall clock (Sent, Unix
+// nanoseconds) travels: a node's report QUERY in the beat slot, which no
+// QUERY used before (an old node ignores it there, and sends 0: not said).
+// A report keeps its nonce slot: a witness's answer to `who` echoes the
+// client's nonce there. Any other QUERY, and a HEARTBEAT, keep their slots
+// as they were.
+func TestSentOnTheWire(t *testing.T) {
+	const sent = int64(1_795_000_000_123_456_789)
+	beatSlot := offVersion + 3 + 1 + 1 + 2 + 3*8 + 2 // empty cluster, From "n1"
+	for _, tc := range []struct {
+		m    protocol.Message
+		slot int
+	}{
+		{protocol.Message{Type: protocol.Query, From: "n2", Leader: "n1", Flags: protocol.FlagReport, Sent: sent}, beatSlot},
+		{protocol.Message{Type: protocol.Query, From: "n3", Leader: "n1", Flags: protocol.FlagReport | protocol.FlagWitness,
+			Nonce: 1<<63 | 5, Sent: sent}, beatSlot},
+	} {
+		m := tc.m
+		b, err := Encode(m, nil)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(sent), binary.BigEndian.Uint64(b[tc.slot:]), "%s: Sent in ns", m.Type)
+		got, err := Decode(b, nil)
+		require.NoError(t, err)
+		assert.Equal(t, m, got)
+
+		binary.BigEndian.PutUint64(b[tc.slot:], 0)
+		old, err := Decode(b, nil)
+		require.NoError(t, err)
+		assert.Zero(t, old.Sent, "%s from a node that does not say its clock", m.Type)
+		assert.Equal(t, m.Nonce, old.Nonce)
+
+		binary.BigEndian.PutUint64(b[tc.slot:], 1<<63)
+		_, err = Decode(b, nil)
+		assert.Equal(t, ReasonMalformed, Reason(err), "%s: a time beyond int64", m.Type)
+	}
+	for _, q := range []protocol.Message{
+		{Type: protocol.Query, From: "n1", Nonce: 1 << 63, Beat: 0},
+		{Type: protocol.Query, From: "c", Flags: protocol.FlagClient | protocol.FlagReport, Nonce: 7, Payload: make([]byte, 192)},
+		{Type: protocol.Heartbeat, From: "n1", Leader: "n1", Term: 1 << 24, Beat: 3},
+	} {
+		b, err := Encode(q, nil)
+		require.NoError(t, err)
+		got, err := Decode(b, nil)
+		require.NoError(t, err)
+		assert.Equal(t, q, got, "other messages keep their slots")
+	}
+}
+
 func TestAppendEncodeKeepsPrefix(t *testing.T) {
 	k := testKeyring(t, "a")
 	dst := []byte("prefix")
@@ -193,6 +244,12 @@ func TestEncodeRejects(t *testing.T) {
 		{"Promise on RESIGN", func(m *protocol.Message) { m.Promise = time.Second }, "Promise is carried by VOTE and ACK only"},
 		{"Nonce on ACK", func(m *protocol.Message) { m.Type = protocol.Ack }, "Nonce is not carried by ack"},
 		{"negative Promise", func(m *protocol.Message) { m.Type, m.Nonce, m.Promise = protocol.Vote, 0, -1 }, "Promise -1ns is negative"},
+		{"Sent on RESIGN", func(m *protocol.Message) { m.Sent = 1 }, "Sent is carried by a node's report QUERY only"},
+		{"Sent on HEARTBEAT", func(m *protocol.Message) { m.Type, m.Nonce, m.Sent = protocol.Heartbeat, 0, 1 }, "Sent is carried by a node's report QUERY only"},
+		{"negative Sent", func(m *protocol.Message) {
+			m.Type, m.Flags, m.Beat, m.Sent = protocol.Query, protocol.FlagReport, 0, -1
+		}, "Sent -1 is negative"},
+		{"Beat on a report", func(m *protocol.Message) { m.Type, m.Flags, m.Beat = protocol.Query, protocol.FlagReport, 2 }, "Beat is not carried by a report query"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,6 +98,12 @@ func decodeBody(m *protocol.Message, b []byte) error {
 	default:
 		m.Promise = time.Duration(nonce)
 	}
+	if carriesSent(m.Type, m.Flags) {
+		if m.Beat > math.MaxInt64 {
+			return fmt.Errorf("%w: sent time of %d ns does not fit a time", ErrMalformed, m.Beat)
+		}
+		m.Sent, m.Beat = int64(m.Beat), 0
+	}
 	// One allocation for all four strings: they are short and live as long
 	// as the message.
 	var buf [4 * MaxIDLen]byte

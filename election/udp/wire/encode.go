@@ -39,7 +39,7 @@ func AppendEncode(dst []byte, m protocol.Message, k *Keyring) ([]byte, error) {
 	dst = binary.BigEndian.AppendUint64(dst, m.Seq)
 	dst = binary.BigEndian.AppendUint64(dst, m.Term)
 	dst = append(dst, m.Priority, m.Flags)
-	dst = binary.BigEndian.AppendUint64(dst, m.Beat)
+	dst = binary.BigEndian.AppendUint64(dst, beatSlot(m))
 	dst = binary.BigEndian.AppendUint64(dst, nonceSlot(m))
 	dst = binary.BigEndian.AppendUint64(dst, m.Heard.Term)
 	dst = binary.BigEndian.AppendUint64(dst, m.Heard.Beat)
@@ -98,6 +98,12 @@ func check(m protocol.Message) error {
 		return fmt.Errorf("wire: encode %s: %w: Nonce is not carried by %s (its slot holds Promise)", m.Type, ErrInvalidMessage, m.Type)
 	case !carriesPromise(m.Type) && m.Promise != 0:
 		return fmt.Errorf("wire: encode %s: %w: Promise is carried by VOTE and ACK only", m.Type, ErrInvalidMessage)
+	case m.Sent < 0:
+		return fmt.Errorf("wire: encode %s: %w: Sent %d is negative", m.Type, ErrInvalidMessage, m.Sent)
+	case carriesSent(m.Type, m.Flags) && m.Beat != 0:
+		return fmt.Errorf("wire: encode %s: %w: Beat is not carried by a report %s (its beat slot holds Sent)", m.Type, ErrInvalidMessage, m.Type)
+	case !carriesSent(m.Type, m.Flags) && m.Sent != 0:
+		return fmt.Errorf("wire: encode %s: %w: Sent is carried by a node's report QUERY only", m.Type, ErrInvalidMessage)
 	}
 	return nil
 }

@@ -78,3 +78,21 @@ func nonceSlot(m protocol.Message) uint64 {
 	}
 	return m.Nonce
 }
+
+// carriesSent reports whether a message of type t with flags carries Sent
+// (the sender's wall clock): a node's report QUERY (FlagReport, not a
+// client's), in the beat slot, which a QUERY never used (its nonce slot is
+// taken: a witness's answer to `who` is a report that echoes the client's
+// nonce). A node that does not know the field ignores that slot there.
+func carriesSent(t protocol.Type, flags uint8) bool {
+	return t == protocol.Query && flags&protocol.FlagReport != 0 && flags&protocol.FlagClient == 0
+}
+
+// beatSlot is what m puts in the beat slot: Sent for a report QUERY, Beat
+// otherwise.
+func beatSlot(m protocol.Message) uint64 {
+	if carriesSent(m.Type, m.Flags) {
+		return uint64(m.Sent)
+	}
+	return m.Beat
+}
