@@ -86,6 +86,14 @@ type Config struct {
 	// (protocol.ClientQueryPad). It runs in the run loop: it must return
 	// promptly.
 	OnRequest func(ClientRequest) []byte
+	// Wall is the wall clock stamped on the reports this node sends its
+	// leader and read, as leader, to measure its followers' clock offsets
+	// (clockoffset.go); nil means time.Now. Only tests shift it, to fake a
+	// node whose clock is off.
+	Wall func() time.Time
+	// MaxClockOffset is the bound past which a follower's clock offset is
+	// logged at WARN; zero means DefaultMaxClockOffset (1 s).
+	MaxClockOffset time.Duration
 	// OnPacket, if set, is told about every packet received: its message
 	// type ("unknown" if it did not decode) and what became of it ("ok" or a
 	// drop reason). Used for metrics. It must not block.
@@ -150,6 +158,9 @@ type Elector struct {
 	done chan struct{}
 	// durable decides when OnDurable runs (durable.go; run loop only).
 	durable durableSaver
+	// clocks measures the peers' clock offsets (clockoffset.go).
+	clocks *clockWatch
+	wall   func() time.Time
 }
 
 var _ election.Elector = (*Elector)(nil)
@@ -199,6 +210,11 @@ func New(cfg Config) (*Elector, error) {
 		holdCh:    make(chan struct{}, 1),
 	}
 	e.durable = newDurableSaver(cfg, node, cfg.Clock.Now())
+	e.clocks = newClockWatch(cfg.Protocol.NodeID, cfg.Protocol.Interval, cfg.MaxClockOffset, cfg.Protocol.ForgetPeerAfter)
+	e.wall = cfg.Wall
+	if e.wall == nil {
+		e.wall = time.Now
+	}
 	e.hearing.expectPeers = cfg.ExpectPeers || cfg.Protocol.ClusterSize > 0
 	return e, nil
 }
@@ -313,6 +329,17 @@ func (e *Elector) Hearing() protocol.Hearing {
 // SignedUnchecked counts signed packets this node, which has no key,
 // accepted without checking: its peers use a key and drop its packets.
 func (e *Elector) SignedUnchecked() uint64 { return e.auth.unchecked.Load() }
+
+// ClockOffsets returns the clock offsets of the followers this node
+// measured as leader within ForgetPeerAfter, sorted by node id
+// (clockoffset.go); none on a node that has not led lately.
+func (e *Elector) ClockOffsets() []ClockOffset {
+	return e.clocks.offsets(e.clock.Now())
+}
+
+// MaxClockOffset is the bound past which a follower's clock offset is
+// logged.
+func (e *Elector) MaxClockOffset() time.Duration { return e.clocks.bound }
 
 // selfEchoer is a Transport that knows whether it delivers the node's own
 // broadcasts back to it (protocol.Config.SelfEcho).

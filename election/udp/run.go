@@ -163,7 +163,11 @@ func (e *Elector) receive(p Packet) time.Time {
 		e.rememberAddr(m.From, p.From)
 	}
 	heard := e.node.Payloads()
+	pausedAt := e.node.PausedAt()
 	e.mu.Unlock()
+	if result == "ok" {
+		e.clocks.heard(e.log, &m, now, e.wall(), pausedAt)
+	}
 	e.countPacket(m.Type.String(), result)
 	called := false
 	for _, h := range heard {
@@ -284,6 +288,11 @@ func (e *Elector) flushOut(now time.Time, final bool) time.Time {
 		if !saved && heldBack(env.Msg) || e.unkept && env.Msg.Type == protocol.Ack {
 			continue
 		}
+		sentAt := now
+		if env.Msg.Type == protocol.Heartbeat {
+			sentAt = e.clock.Now() // after any store: the round trip starts here
+		}
+		e.clocks.stamp(&env.Msg, sentAt, e.wall())
 		b, err := wire.Encode(env.Msg, e.cfg.Keyring)
 		if err != nil && len(env.Msg.Payload) > 0 {
 			// A heartbeat must go out even if the payload (the job ledger)
