@@ -32,7 +32,7 @@ func udpMode() Mode {
 		Name:    "udp",
 		Summary: "the nodes elect a leader over the LAN (UDP broadcast, multicast or --peers)",
 		Keys: []string{"cluster", "bind", "port", "transport", "group", "peers", "priority", "interval", "misses",
-			"preempt", "cluster_size", "quorum", "role", "secret_file", "trigger_without_key"},
+			"preempt", "cluster_size", "quorum", "role", "secret_file", "trigger_without_key", "max_clock_offset"},
 		Setup: func(fs *pflag.FlagSet) ModeSettings {
 			s := defaultUDPSettings()
 			s.flags(fs)
@@ -64,15 +64,22 @@ type udpSettings struct {
 	// Role is node or witness ("": node).
 	Role       string
 	SecretFile string
-
-	// g is the guarantee, derived by Load and, from the peers' resolved
-	// addresses, again by New.
-	g guarantee
+	// MaxClockOffset is the bound past which a peer's clock offset is
+	// logged at WARN (udp.DefaultMaxClockOffset by default).
+	MaxClockOffset time.Duration
 	// TriggerWithoutKey accepts `lanleader trigger` requests although
 	// there is no key (SecretFile), from anyone on the LAN; without it,
 	// a cluster without a key refuses them. File only.
 	TriggerWithoutKey bool
 
+	// g is the guarantee, derived by Load and, from the peers' resolved
+	// addresses, again by New.
+	g guarantee
+	// testClockOffset shifts the wall clock this node stamps on its
+	// reports and measures its followers by: the hidden, test-only
+	// --test-clock-offset, for a netns scenario of a node whose clock is
+	// off (scripts/netns).
+	testClockOffset time.Duration
 	// keyring is SecretFile's keys, loaded by Load.
 	keyring *wire.Keyring
 }
@@ -88,7 +95,18 @@ func defaultUDPSettings() *udpSettings {
 		Misses:   pc.Misses,
 		Quorum:   quorumAuto,
 		Role:     roleNode,
+
+		MaxClockOffset: udp.DefaultMaxClockOffset,
 	}
+}
+
+// wallClock is the wall clock the elector stamps and measures by: the
+// host's, shifted by the test-only --test-clock-offset.
+func (s *udpSettings) wallClock() func() time.Time {
+	if d := s.testClockOffset; d != 0 {
+		return func() time.Time { return time.Now().Add(d) }
+	}
+	return nil
 }
 
 // peerList is a comma-separated --peers value.
@@ -117,6 +135,9 @@ func (s *udpSettings) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Quorum, "quorum", s.Quorum, "udp mode: auto (on when the voters are known and at least 3), on or off")
 	fs.StringVar(&s.Role, "role", s.Role, "udp mode: node, or witness (votes and acknowledges, never leads, runs no jobs)")
 	fs.StringVar(&s.SecretFile, "secret-file", s.SecretFile, "udp mode: file of HMAC keys (first signs, all verify)")
+	fs.DurationVar(&s.MaxClockOffset, "max-clock-offset", s.MaxClockOffset, "udp mode: a follower whose wall clock is off by more is named at WARN by its leader")
+	fs.DurationVar(&s.testClockOffset, "test-clock-offset", 0, "test only: shift the wall clock this node's reports say it has and it measures by")
+	_ = fs.MarkHidden("test-clock-offset")
 }
 
 // merge applies the file's udp keys, except where a flag was given. Keys
@@ -163,6 +184,22 @@ func (s *udpSettings) merge(src *Source) {
 	if v, err := s.triggerWithoutKey(src); err == nil {
 		s.TriggerWithoutKey = v
 	}
+	if v, ok, err := s.maxClockOffset(src); ok && err == nil && !src.Changed("max-clock-offset") {
+		s.MaxClockOffset = v
+	}
+}
+
+// maxClockOffset reads election.max_clock_offset: a positive duration.
+func (s *udpSettings) maxClockOffset(src *Source) (time.Duration, bool, error) {
+	var v string
+	if ok, err := src.Decode("max_clock_offset", &v); !ok || err != nil {
+		return 0, ok, err
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, true, src.Problem("max_clock_offset", "max-clock-offset", "%q: not a duration", v)
+	}
+	return d, true, nil
 }
 
 // triggerWithoutKey reads election.trigger_without_key, as strictly as the
@@ -266,6 +303,11 @@ func (s *udpSettings) Load(src *Source) error {
 	}
 	if _, err := s.triggerWithoutKey(src); err != nil {
 		errs = append(errs, err)
+	}
+	if _, _, err := s.maxClockOffset(src); err != nil {
+		errs = append(errs, err)
+	} else if s.MaxClockOffset <= 0 {
+		bad("max_clock_offset", "%v: must be positive", s.MaxClockOffset)
 	}
 	if mode, err := s.mode(); err != nil {
 		bad("transport", "%s", strings.TrimPrefix(err.Error(), "udp: "))
@@ -454,6 +496,9 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		OnDurable: onDurable,
 		OnPacket:  env.Metrics.PacketReceived,
 		OnRequest: onRequest(env.Request),
+		Wall:      s.wallClock(),
+		// A peer whose clock is off by more is named at WARN.
+		MaxClockOffset: s.MaxClockOffset,
 		// Hearing nobody is worth a WARN when others are expected.
 		ExpectPeers: len(s.Peers) > 0 || s.g.Quorum,
 	})
@@ -475,6 +520,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 					ClaimsWithoutMajority: st.QuorumFailed, LeasesLost: st.LeaseLost, LeaseRetries: st.LeaseRetries}
 			})
 		}
+		env.Metrics.WatchClockOffsets(func() []metrics.ClockOffset { return clockMetrics(e) })
 		// The same numbers as /status's udp view.
 		env.Metrics.WatchTransport(func() metrics.Transport {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
@@ -492,6 +538,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 			v := newUDPView(e.Stats(), e.Quorum(), t.Stats())
 			v.Hearing = newHearingView(e.Hearing(), e.SignedUnchecked())
 			v.Guarantee = newGuaranteeView(s.g)
+			v.Clock = newClockView(e)
 			return v
 		},
 		RefuseRequests: s.keyring == nil && !s.TriggerWithoutKey,

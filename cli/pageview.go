@@ -15,6 +15,7 @@ func udpNodes(e *udp.Elector) []httpapi.NodeView {
 	for _, d := range h.DeafPeers {
 		deaf[d.ID] = true
 	}
+	clocks := clockViews(e)
 	var out []httpapi.NodeView
 	for _, p := range e.Peers() {
 		role := "follower"
@@ -28,7 +29,7 @@ func udpNodes(e *udp.Elector) []httpapi.NodeView {
 		case deaf[p.ID]:
 			role = "follower (does not hear the leader)"
 		}
-		out = append(out, httpapi.NodeView{ID: p.ID, Addr: p.Addr, Role: role, Ago: p.Ago})
+		out = append(out, httpapi.NodeView{ID: p.ID, Addr: p.Addr, Role: role, Ago: p.Ago, Clock: clocks[p.ID]})
 	}
 	return out
 }

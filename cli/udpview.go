@@ -31,6 +31,8 @@ type udpView struct {
 	Hearing           hearingView       `json:"hearing"`
 	// Guarantee is the guarantee in force, as logged at start.
 	Guarantee guaranteeView `json:"guarantee"`
+	// Clock is the peers' clock offsets (clockview.go).
+	Clock clockView `json:"clock"`
 	// Quorum is set in quorum mode only.
 	Quorum *quorumView `json:"quorum,omitempty"`
 }

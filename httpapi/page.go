@@ -24,6 +24,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"clock":    func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"ago":      ago,
 	"dur":      func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"offset":   signedDuration,
 	"kind":     runKind,
 	"started":  runStarted,
 	"duration": runDuration,
@@ -48,6 +49,18 @@ type NodeView struct {
 	Ago time.Duration
 	// Self marks this node.
 	Self bool
+	// Clock is how far the node's wall clock is from this node's, when
+	// this node measured it (nil if not: a follower measures only its
+	// leader).
+	Clock *ClockView
+}
+
+// ClockView is a node's clock offset from this node's, for the page.
+type ClockView struct {
+	// Offset is its clock minus this node's.
+	Offset time.Duration
+	// Over: beyond the bound (a WARN names it).
+	Over bool
 }
 
 // QuorumView is quorum mode's state for the page.
@@ -175,4 +188,13 @@ func ago(now, t time.Time) string {
 		return "in " + (-d).Round(time.Second).String()
 	}
 	return d.Round(time.Second).String() + " ago"
+}
+
+// signedDuration is d with its sign always written: "+5.002s", "-80ms",
+// "+0s".
+func signedDuration(d time.Duration) string {
+	if d < 0 {
+		return d.Round(time.Millisecond).String()
+	}
+	return "+" + d.Round(time.Millisecond).String()
 }

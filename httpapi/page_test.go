@@ -21,8 +21,9 @@ func TestStatusPageHTML(t *testing.T) {
 	h := httpapi.New(httpapi.Config{
 		Elector: el, JobViews: sampleJobs, Changes: changes, Version: "v1.2.3",
 		Nodes: func() []httpapi.NodeView {
-			return []httpapi.NodeView{{ID: "pi", Addr: "198.18.0.2:7483", Role: "follower", Ago: 2 * time.Second},
-				{ID: "mini", Role: "rival leader", Ago: time.Second}}
+			return []httpapi.NodeView{{ID: "pi", Addr: "198.18.0.2:7483", Role: "follower", Ago: 2 * time.Second,
+				Clock: &httpapi.ClockView{Offset: 5002 * time.Millisecond, Over: true}},
+				{ID: "mini", Role: "rival leader", Ago: time.Second, Clock: &httpapi.ClockView{Offset: -3 * time.Millisecond}}}
 		},
 		Quorum: func() httpapi.QuorumView { return httpapi.QuorumView{Size: 3, Majority: 2, Heard: 3} },
 	}).Handler()
@@ -43,6 +44,7 @@ func TestStatusPageHTML(t *testing.T) {
 	for _, want := range []string{
 		`<b id="role">leader</b>`, "<b>nas</b>", "majority 2 of 3", "held",
 		"198.18.0.2:7483", "rival leader", "2s ago",
+		`<td class="bad">&#43;5.002s (off: NTP?)</td>`, "<td>-3ms</td>", // each node's clock offset
 		`id="job-backup"`, "0 2 * * *", "a1b2c3d4e5f60718", "exit status 3", "manual", "scheduled (heard)",
 		"this node (nas) took over from pi after an election (term 4 → 9)",
 		"pi is no longer heard leading (term 4)",
