@@ -227,6 +227,14 @@ sc_keymismatch() {
 	else
 		fail "keymismatch: no WARN pair for the keyed/unkeyed mismatch between n$F and n$L"
 	fi
+	# The hearing WARN names the key, not a firewall (issue 25 item 7). (The
+	# keyed node's own "isolated" WARN needs peers or a cluster size: a
+	# lone broadcast node is not warned about.)
+	if llt_poll 8000 250 hr_logged "$t0" '"level":"WARN".*peer does not hear the cluster.*"peer":"n'"$F"'".*uses secret_file and this node does not' "$L"; then
+		pass "keymismatch: n$L says n$F does not hear it because n$F uses secret_file and n$L does not, not a firewall"
+	else
+		fail "keymismatch: n$L's WARN about n$F does not name the key: $(grep -h 'does not hear' "$WORK/n$L.log" | tail -n 2 | cut -c1-300)"
+	fi
 	# Each key group may elect its own leader meanwhile: instants may
 	# run twice, which is what the WARN lines are for.
 	llt_node_crash "$F"
