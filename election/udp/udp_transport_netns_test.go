@@ -60,6 +60,24 @@ func newNetnsLab(t *testing.T, n int) *netnsLab {
 		ip("-n", ns, "link", "set", "eth0", "up")
 		lab.nodes = append(lab.nodes, ns)
 	}
+	// A veth's carrier, and with it the bridge port's forwarding state,
+	// comes up asynchronously (the kernel's link watch runs up to a second
+	// later, more on a loaded host); until then what is sent is dropped:
+	// wait until every node's link is up and its port forwards, or a first
+	// broadcast may be lost.
+	for i, ns := range lab.nodes {
+		for _, l := range [][3]string{{ns, "eth0", "state UP"}, {sw, fmt.Sprintf("p%d", i+1), "bridge_slave state forwarding"}} {
+			up := false
+			for range 200 {
+				out, err := exec.Command("ip", "-n", l[0], "-d", "link", "show", l[1]).Output()
+				if up = err == nil && strings.Contains(string(out), l[2]); up {
+					break
+				}
+				time.Sleep(25 * time.Millisecond)
+			}
+			require.True(t, up, "%s %s: no %q within 5 s", l[0], l[1], l[2])
+		}
+	}
 	return lab
 }
 
