@@ -186,7 +186,9 @@ sc_witness() {
 	else
 		fail "witness_alone: $leaders leaders, $late runs after the lease ($VIEW)"
 	fi
-	if qr_logged '"level":"WARN","msg":"no majority: 1 of 3 reachable, 2 needed; no leader on this side"' "$WT_SERVERS"; then
+	# A follower learns it is alone only when its leader's promise ends and
+	# its first claim finds no majority, which can come after the 4 s above.
+	if llt_poll 5000 200 qr_logged '"level":"WARN","msg":"no majority: 1 of 3 reachable, 2 needed; no leader on this side"' "$WT_SERVERS"; then
 		pass "witness_alone: both servers log WARN 'no majority: 1 of 3 reachable, 2 needed'"
 	else
 		fail "witness_alone: a server did not log why ($(grep -h 'majority' $(logs_of "$WT_SERVERS") | tail -n 2 | cut -c1-300))"
