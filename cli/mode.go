@@ -87,13 +87,13 @@ type Env struct {
 	State *statefile.Store
 	// AdoptLedger hands a ledger received from another node to the job
 	// runner (jobs.Runner.AdoptLedgerFrom): from is the sender ("" if
-	// unknown), holding whether it says it still runs the running entries
-	// of the terms it led (udp: protocol.PeerPayload.Holding). Call it
+	// unknown), word what the message says of the sender's own runs (udp:
+	// udpjobs.HoldWordOf). Call it
 	// before reporting a takeover to the callbacks. It returns an error
 	// when the ledger could not be kept (it does not decode, or the state
 	// file could not be written; logged already): a mode that acknowledges
 	// ledgers must not acknowledge it.
-	AdoptLedger func(from string, holding bool, p []byte) error
+	AdoptLedger func(from string, word jobs.HoldWord, p []byte) error
 	// Request answers a client's request to the leader (`lanleader
 	// trigger`); a mode that can carry requests from clients hands it
 	// their sender (id and address) and payload and sends back what it

@@ -492,7 +492,7 @@ func (s *udpSettings) New(env Env) (*Elector, error) {
 		Keyring:   s.keyring,
 		Logger:    logger,
 		Payload:   env.Ledger,
-		OnPayload: func(h protocol.PeerPayload) error { return env.AdoptLedger(h.From, h.Holding, h.Payload) },
+		OnPayload: func(h protocol.PeerPayload) error { return env.AdoptLedger(h.From, udpjobs.HoldWordOf(h), h.Payload) },
 		OnDurable: onDurable,
 		OnPacket:  env.Metrics.PacketReceived,
 		OnRequest: onRequest(env.Request),

@@ -70,8 +70,8 @@ type statePersister struct {
 // acknowledges no heartbeat until a ledger is kept again (it passes each
 // one again meanwhile). The first failure is logged at ERROR, with the
 // file and the cause; the recovery at INFO.
-func (p statePersister) adopt(from string, holding bool, b []byte) error {
-	err := p.runner().AdoptLedgerFrom(from, holding, b)
+func (p statePersister) adopt(from string, word jobs.HoldWord, b []byte) error {
+	err := p.runner().AdoptLedgerFrom(from, word, b)
 	if err == nil {
 		err = p.saveLedger()
 	}

@@ -90,13 +90,13 @@ func TestAdoptReportsALedgerItCannotKeep(t *testing.T) {
 		return jobs.Ledger{Entries: []jobs.LedgerEntry{{JobID: jobs.JobIDOf("m"), Term: 1, Outcome: jobs.OutcomeRunning,
 			Instant: time.Date(2000, 1, 1, hour, 0, 0, 0, time.UTC)}}}.Encode()
 	}
-	require.NoError(t, p.adopt("l", false, heard(1)))
+	require.NoError(t, p.adopt("l", jobs.SaysNoHolds, heard(1)))
 
 	path := filepath.Join(dir, statefile.FileName)
 	require.NoError(t, os.Remove(path))
 	require.NoError(t, os.Mkdir(path, 0o700)) // the file cannot be replaced any more
 	for hour := 2; hour <= 4; hour++ {
-		err := p.adopt("l", false, heard(hour))
+		err := p.adopt("l", jobs.SaysNoHolds, heard(hour))
 		require.Error(t, err, "hour %d: not on disk", hour)
 		assert.Contains(t, err.Error(), path)
 	}
@@ -104,7 +104,7 @@ func TestAdoptReportsALedgerItCannotKeep(t *testing.T) {
 	assert.Len(t, errs, 1, "logged once, not on every heartbeat: %s", logs.String())
 
 	require.NoError(t, os.Remove(path))
-	require.NoError(t, p.adopt("l", false, heard(4)), "the same ledger, passed again, is kept now")
+	require.NoError(t, p.adopt("l", jobs.SaysNoHolds, heard(4)), "the same ledger, passed again, is kept now")
 	assert.Len(t, lines(logs.String(), "level=INFO", "job ledger kept again"), 1)
 	_, saved, err := statefile.Open(dir, log)
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestAdoptReportsALedgerItCannotKeep(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, time.Date(2000, 1, 1, 4, 0, 0, 0, time.UTC), l.Entries[0].Instant)
 
-	assert.Error(t, p.adopt("l", false, []byte{99}), "a ledger that does not decode is not kept")
+	assert.Error(t, p.adopt("l", jobs.SaysNoHolds, []byte{99}), "a ledger that does not decode is not kept")
 }
 
 // lines returns the lines of logs that contain every one of subs.

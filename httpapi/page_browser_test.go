@@ -74,8 +74,10 @@ func startPageNode(t *testing.T, net_ *memnet.Network, i int, specs []jobs.Spec)
 	var err error
 	pn.el, err = udp.New(udp.Config{
 		Protocol: pc, Transport: net_.Join(addr), Logger: quiet,
-		Payload:   func() []byte { return pn.runner.Ledger() },
-		OnPayload: func(h protocol.PeerPayload) error { return pn.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload) },
+		Payload: func() []byte { return pn.runner.Ledger() },
+		OnPayload: func(h protocol.PeerPayload) error {
+			return pn.runner.AdoptLedgerFrom(h.From, udpjobs.HoldWordOf(h), h.Payload)
+		},
 	})
 	require.NoError(t, err)
 	pn.runner, err = jobs.NewRunner(udpjobs.Cluster(pn.el), jobs.RunnerConfig{Jobs: specs, Node: id, Logger: quiet})

@@ -254,7 +254,7 @@ func (c *jobCluster) start(i int) *cnode {
 	// once Run starts.
 	var runner *jobs.Runner
 	adopt := func(h protocol.PeerPayload) {
-		if err := runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload); err != nil {
+		if err := runner.AdoptLedgerFrom(h.From, udpjobs.HoldWordOf(h), h.Payload); err != nil {
 			c.t.Errorf("%s: adopting a ledger: %v", nd.id, err)
 		}
 	}

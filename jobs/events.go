@@ -104,14 +104,14 @@ func (k *Core) StopLeading() {
 	k.c.stopLeadingLocked()
 }
 
-// Hear: a ledger from node from (holding: the message said it holds
-// runs) was heard at now.
-func (k *Core) Hear(now time.Time, from string, holding bool, ledger []byte) error {
+// Hear: a ledger from node from was heard at now, in a message whose word
+// on from's runs is word (Runner.AdoptLedgerFrom).
+func (k *Core) Hear(now time.Time, from string, word HoldWord, ledger []byte) error {
 	l, err := DecodeLedger(ledger)
 	if err != nil {
 		return err
 	}
-	k.c.hearLocked(from, holding, l, now)
+	k.c.hearLocked(from, word, l, now)
 	return nil
 }
 

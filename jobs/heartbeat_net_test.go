@@ -46,7 +46,7 @@ func (h *heartbeatNet) beat(t *testing.T) {
 	}
 	for _, r := range h.nodes {
 		if r != h.leader {
-			require.NoError(t, r.AdoptLedgerFrom(h.leader.cfg.Node, false, h.leader.Ledger()))
+			require.NoError(t, r.AdoptLedgerFrom(h.leader.cfg.Node, HoldsNothing, h.leader.Ledger()))
 		}
 	}
 	for _, hr := range h.holders {
@@ -55,7 +55,7 @@ func (h *heartbeatNet) beat(t *testing.T) {
 		}
 		for _, r := range h.nodes {
 			if r != hr {
-				require.NoError(t, r.AdoptLedgerFrom(hr.cfg.Node, true, hr.Ledger()))
+				require.NoError(t, r.AdoptLedgerFrom(hr.cfg.Node, HoldsMarked, hr.Ledger()))
 			}
 		}
 	}

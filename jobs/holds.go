@@ -24,14 +24,23 @@ import (
 // count a held run as interrupted, and its overlap policy applies to it as
 // to a run of its own.
 //
+// What a message says of its sender's runs is its HoldWord: a claim, vote
+// or LEDGER marked holding names the runs held (HoldsMarked); one without
+// the mark says its sender runs none (HoldsNothing); a leader's messages
+// (heartbeat, answer, resign) say nothing of holds (SaysNoHolds): a
+// holder that leads again still runs its runs, and its heartbeats carry no
+// marks, so their absence there is no release.
+//
 // A hold ends in one of three ways:
 //   - its holder's ledger names the run's outcome: adopted, nothing more;
-//   - its holder says it does not run it (a message without the mark, or
-//     a marked ledger that does not name it held) while what this node
-//     knows of the run still says running: the run ended without its
-//     outcome reaching anyone (typically the holder restarted, with a new
-//     process that never ran it) — released;
-//   - it lapses unrenewed: the holder died or is cut off.
+//   - its holder says it does not run it (HoldsNothing, or a marked ledger
+//     that does not name it held) while what this node knows of the run
+//     still says running: the run ended without its outcome reaching
+//     anyone (typically the holder restarted, with a new process that
+//     never ran it) — released;
+//   - it lapses unrenewed: the holder died, is cut off, or leads again
+//     and paused; a run that may still be going (quiet.go) is presumed
+//     going until it cannot be.
 //
 // In the last two the leader counts the run as interrupted (lapse, the one
 // place of that rule): its ledger entry says so, its history has it, a WARN
@@ -39,12 +48,28 @@ import (
 // misfire_grace. A node that does not lead leaves the hold lapsed; its
 // takeover, if any, finds the run still running and counts it interrupted
 // then. So does a leader that can no longer act as one when a release
-// comes: the holder's message without the mark may be its heartbeat as
-// the leader that just deposed it, and a leader's runs are its own. Once
-// a leader concluded, the holder's later word that it runs the run it
-// released is stale (an old packet, a restored ledger re-sent) and makes
-// no hold. A marked ledger truncated without the run says nothing about
-// it.
+// comes. Once a leader concluded, the holder's later word that it runs the
+// run it released is stale (an old packet, a restored ledger re-sent) and
+// makes no hold. A marked ledger truncated without the run says nothing
+// about it.
+
+// HoldWord is what a message that carries a ledger says of its sender's
+// own runs (holds.go). The zero value says nothing.
+type HoldWord uint8
+
+const (
+	// SaysNoHolds: a leader's message (heartbeat, answer, resign). A
+	// leader's runs are its own business: it neither holds nor releases
+	// any, whatever its ledger marks.
+	SaysNoHolds HoldWord = iota
+	// HoldsNothing: a claim, vote or LEDGER without the holding mark: its
+	// sender, not leading, runs none of the runs it held.
+	HoldsNothing
+	// HoldsMarked: a claim, vote or LEDGER marked holding: its sender,
+	// not leading, runs the entries its ledger marks held
+	// (LedgerEntry.Held), and no other.
+	HoldsMarked
+)
 
 // hold is a run another node said it still runs.
 type hold struct {
@@ -63,34 +88,37 @@ type hold struct {
 }
 
 // AdoptLedgerFrom adopts a ledger heard from node from, like AdoptLedger,
-// and records what it says about from's own runs: with holding set (the
-// sender, not leading, still runs jobs), each held entry (LedgerEntry.Held)
-// is a run going on from, held for ClusterTiming.HoldLapse; any of from's
-// holds its ledger does not name held ends (released if no outcome of it
-// is known). Without holding, from runs nothing: all its holds end so.
-// Entries not held (a relayed pool) never make a hold.
-func (r *Runner) AdoptLedgerFrom(from string, holding bool, b []byte) error {
+// and records what word, the message's, says about from's own runs: with
+// HoldsMarked, each held entry (LedgerEntry.Held) is a run going on from,
+// held for ClusterTiming.HoldLapse, and any of from's holds its ledger does
+// not name held ends (released if no outcome of it is known); with
+// HoldsNothing, from runs nothing: all its holds end so; with SaysNoHolds,
+// only the holds whose outcome the ledger brings end. Entries not held (a
+// relayed pool) never make a hold.
+func (r *Runner) AdoptLedgerFrom(from string, word HoldWord, b []byte) error {
 	l, err := DecodeLedger(b)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
 	r.mu.Lock()
-	r.hearLocked(from, holding, l, now)
+	r.hearLocked(from, word, l, now)
 	r.unlock()
 	return nil
 }
 
 // hearLocked is AdoptLedgerFrom's rule for l, heard from node from at now.
-func (c *core) hearLocked(from string, holding bool, l Ledger, now time.Time) {
+func (c *core) hearLocked(from string, word HoldWord, l Ledger, now time.Time) {
 	c.adoptLocked(l)
 	if from != "" && from != c.node {
-		c.holdLocked(from, holding, l, now)
+		c.holdLocked(from, word, l, now)
 	}
 }
 
-// holdLocked renews or ends from's holds per its ledger l. Must hold r.mu.
-func (c *core) holdLocked(from string, holding bool, l Ledger, now time.Time) {
+// holdLocked renews or ends from's holds per its ledger l and word: the
+// one place that decides a hold's release. Must hold r.mu.
+func (c *core) holdLocked(from string, word HoldWord, l Ledger, now time.Time) {
+	holding := word == HoldsMarked
 	renewed := map[uint64]bool{}
 	named := map[uint64]bool{}
 	for _, e := range l.Entries {
@@ -119,9 +147,9 @@ func (c *core) holdLocked(from string, holding bool, l Ledger, now time.Time) {
 		case h.from != from || renewed[id] || h.released:
 		case holding && l.Truncated && !named[id]:
 			// Left out to fit: no word on this run.
-		case h.presumed && c.stillRunning(id, h.entry):
-			// No word of its holder's made it: one without the mark may
-			// be a heartbeat it sent as leader, before it stopped it.
+		case (word == SaysNoHolds || h.presumed) && c.stillRunning(id, h.entry):
+			// A leader's message: its runs are its own, whatever its
+			// ledger marks; no word of a presumed run's holder made it.
 		case c.stillRunning(id, h.entry):
 			h.released, h.until = true, now
 			c.holds[id] = h
@@ -199,10 +227,9 @@ func (r *Runner) holdUntil(j *job) time.Time {
 // still be going (quiet.go) is presumed until it can no longer be, and
 // ends then.
 func (r *Runner) lapse(ctx context.Context, term uint64, j *job, spec Spec, sched Schedule) {
-	// The guard before r.mu, as step does. A holder's word without the mark
-	// that came as this node stopped leading can be the holder's own
-	// heartbeat as the new leader: its runs are then its own business, not
-	// ended, and the next takeover decides about them.
+	// The guard before r.mu, as step does. A release that comes as this
+	// node stops leading is left to the next takeover, as at a node that
+	// does not lead.
 	leading := r.mayAct()
 	now := time.Now()
 	r.mu.Lock()

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lanleader/lanleader/election"
 )
 
 // handover is two Runners, a and b, joined the way the udp elector joins
@@ -48,6 +50,12 @@ func holdJob(overlap Overlap, rerun bool) Spec {
 const holdLapseForTest = 10 * time.Second
 
 func newHandover(t *testing.T, ctx context.Context, spec Spec) *handover {
+	return newHandoverIn(t, ctx, spec, election.Succession{})
+}
+
+// newHandoverIn is newHandover in a mode whose successions are s (quorum
+// mode's bound when a deposed leader's runs can still be going).
+func newHandoverIn(t *testing.T, ctx context.Context, spec Spec, s election.Succession) *handover {
 	h := &handover{t: t, fa: &fakeExec{behave: sleepFor(150*time.Second, 0)},
 		fb: &fakeExec{behave: sleepFor(150*time.Second, 0)}, logs: &logSink{}, release: make(chan struct{}, 8)}
 	h.a = newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{spec}, Gather: 5 * time.Second,
@@ -59,7 +67,8 @@ func newHandover(t *testing.T, ctx context.Context, spec Spec) *handover {
 			}
 		}}, h.fa)
 	h.b = newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: 5 * time.Second,
-		HoldLapse: holdLapseForTest, Logger: slog.New(h.logs), CanRun: func() bool { return !h.bDeposed.Load() }}, h.fb)
+		HoldLapse: holdLapseForTest, Logger: slog.New(h.logs), CanRun: func() bool { return !h.bDeposed.Load() },
+		Succession: s}, h.fb)
 	h.ea = newFakeElector(ctx, "a", h.a.Callbacks())
 	h.eb = newFakeElector(ctx, "b", h.b.Callbacks())
 	h.ea.lead(1)
@@ -78,15 +87,15 @@ func (h *handover) network(ctx context.Context) {
 			return
 		case <-h.release:
 			if !h.cut.Load() {
-				require.NoError(h.t, h.b.AdoptLedgerFrom("a", false, h.a.Ledger()))
+				require.NoError(h.t, h.b.AdoptLedgerFrom("a", HoldsNothing, h.a.Ledger()))
 			}
 		case <-tick.C:
 			switch {
 			case h.cut.Load():
 			case !h.bLead.Load(): // a leads: its heartbeat
-				require.NoError(h.t, h.b.AdoptLedgerFrom("a", false, h.a.Ledger()))
+				require.NoError(h.t, h.b.AdoptLedgerFrom("a", SaysNoHolds, h.a.Ledger()))
 			case h.hold.Load(): // a follows b, holding: on each of b's heartbeats
-				require.NoError(h.t, h.b.AdoptLedgerFrom("a", true, h.a.Ledger()))
+				require.NoError(h.t, h.b.AdoptLedgerFrom("a", HoldsMarked, h.a.Ledger()))
 			}
 		}
 	}
@@ -233,28 +242,28 @@ func TestHoldsComeOnlyFromTheirHolder(t *testing.T) {
 			_, ok := r.heldLocked(j, time.Now())
 			return ok
 		}
-		require.NoError(t, r.AdoptLedgerFrom("c", true, running))
+		require.NoError(t, r.AdoptLedgerFrom("c", HoldsMarked, running))
 		assert.False(t, held(), "c holds, but relays this run: not marked held")
-		require.NoError(t, r.AdoptLedgerFrom("a", false, runs))
-		assert.False(t, held(), "not marked holding: a leads, its runs are its own")
-		require.NoError(t, r.AdoptLedgerFrom("a", true, runs))
+		require.NoError(t, r.AdoptLedgerFrom("a", SaysNoHolds, runs))
+		assert.False(t, held(), "a leads: its runs are its own")
+		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, runs))
 		assert.True(t, held())
-		require.NoError(t, r.AdoptLedgerFrom("c", false, running))
+		require.NoError(t, r.AdoptLedgerFrom("c", HoldsNothing, running))
 		assert.True(t, held(), "another node's word changes nothing")
-		require.NoError(t, r.AdoptLedgerFrom("a", true, running))
+		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, running))
 		assert.False(t, held(), "a no longer says it runs it")
-		require.NoError(t, r.AdoptLedgerFrom("a", true, runs))
+		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, runs))
 		require.True(t, held())
-		require.NoError(t, r.AdoptLedgerFrom("a", false, runs))
+		require.NoError(t, r.AdoptLedgerFrom("a", HoldsNothing, runs))
 		assert.False(t, held(), "a runs nothing now")
-		require.NoError(t, r.AdoptLedgerFrom("a", true, runs))
+		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, runs))
 		time.Sleep(time.Minute)
 		assert.False(t, held(), "lapsed")
 
 		// A manual run held elsewhere counts too (overlap spans both).
 		manual := Ledger{Entries: []LedgerEntry{{JobID: ManualJobIDOf("m"), Instant: minute(2), Outcome: OutcomeRunning,
 			Term: 1, Held: true}}}
-		require.NoError(t, r.AdoptLedgerFrom("c", true, manual.Encode()))
+		require.NoError(t, r.AdoptLedgerFrom("c", HoldsMarked, manual.Encode()))
 		assert.True(t, held())
 	})
 }

@@ -102,8 +102,8 @@ func TestTakeoverConcludesADeadLeadersManualRun(t *testing.T) {
 				ea2 := newFakeElector(ctx, "a", a2.Callbacks())
 				ea2.follow("b", 2)
 				set(b, b, c, a2)
-				require.NoError(t, b.AdoptLedgerFrom("a", false, a2.Ledger()))
-				require.NoError(t, b.AdoptLedgerFrom("c", false, Ledger{Entries: []LedgerEntry{running}}.Encode()))
+				require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, a2.Ledger()))
+				require.NoError(t, b.AdoptLedgerFrom("c", HoldsNothing, Ledger{Entries: []LedgerEntry{running}}.Encode()))
 				time.Sleep(5 * time.Second)
 				synctest.Wait()
 				for _, r := range []*Runner{b, c, a2} {

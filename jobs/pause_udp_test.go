@@ -94,7 +94,7 @@ func TestShortPauseOfTheLeaderLosesNoInstant(t *testing.T) {
 							return n.runner.Ledger()
 						},
 						OnPayload: func(h protocol.PeerPayload) error {
-							return n.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload)
+							return n.runner.AdoptLedgerFrom(h.From, udpjobs.HoldWordOf(h), h.Payload)
 						}})
 					require.NoError(t, err)
 					n.runner, err = jobs.NewRunner(udpjobs.Cluster(n.el), jobs.RunnerConfig{

@@ -165,7 +165,7 @@ func newCutOffSpecs(t *testing.T, ctx context.Context, specA, specB Spec, succes
 // lead.
 func (c *cutOff) cut(t *testing.T) {
 	synctest.Wait()
-	require.NoError(t, c.b.AdoptLedgerFrom("a", false, c.a.Ledger()))
+	require.NoError(t, c.b.AdoptLedgerFrom("a", HoldsNothing, c.a.Ledger()))
 	c.ea.follow("", 1)
 	c.eb.lead(2)
 	c.takeover = time.Now()
@@ -501,7 +501,14 @@ func newHoldingPair(t *testing.T, ctx context.Context, spec Spec, d time.Duratio
 			time.Sleep(time.Second)
 			now := p.holding.Load()
 			if !p.silent.Load() && (!p.leads.Load() || now || held) {
-				require.NoError(t, p.b.AdoptLedgerFrom("a", p.leads.Load() && now, p.a.Ledger()))
+				word := SaysNoHolds // a leads: its heartbeat
+				switch {
+				case p.leads.Load() && now:
+					word = HoldsMarked
+				case p.leads.Load():
+					word = HoldsNothing
+				}
+				require.NoError(t, p.b.AdoptLedgerFrom("a", word, p.a.Ledger()))
 			}
 			held = now
 		}

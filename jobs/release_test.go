@@ -54,7 +54,7 @@ func TestHandoverHolderRestartedRunIsInterrupted(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
 				h := heldThrough40(t, ctx, holdJob(OverlapSkip, tc.rerun))
 				time.Sleep(time.Second) // 00:01:41
-				require.NoError(t, h.b.AdoptLedgerFrom("a", false, tc.restart))
+				require.NoError(t, h.b.AdoptLedgerFrom("a", HoldsNothing, tc.restart))
 				synctest.Wait()
 
 				warns := h.logs.find(tc.warn)
@@ -99,11 +99,11 @@ func TestReleaseWhileGatheringWaitsForTheTakeover(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond) // held from 00:01:31
 		synctest.Wait()
 		h.cut.Store(true)
-		require.NoError(t, h.b.AdoptLedgerFrom("a", false, Ledger{}.Encode()))
+		require.NoError(t, h.b.AdoptLedgerFrom("a", HoldsNothing, Ledger{}.Encode()))
 		synctest.Wait()
 		assert.Empty(t, h.fb.all(), "not while gathering")
 		time.Sleep(time.Second)
-		require.NoError(t, h.b.AdoptLedgerFrom("c", false, ledgerOf("m", minute(1), OutcomeOK, 1)))
+		require.NoError(t, h.b.AdoptLedgerFrom("c", HoldsNothing, ledgerOf("m", minute(1), OutcomeOK, 1)))
 		time.Sleep(5 * time.Second) // 00:01:37
 		synctest.Wait()
 
@@ -132,22 +132,22 @@ func TestReleasedRunIsNotTakenBack(t *testing.T) {
 			return l.Outcome
 		}
 		time.Sleep(time.Second)
-		require.NoError(t, h.b.AdoptLedgerFrom("a", false, running))
+		require.NoError(t, h.b.AdoptLedgerFrom("a", HoldsNothing, running))
 		synctest.Wait()
 		require.Equal(t, OutcomeInterrupted, entry())
 
 		time.Sleep(14 * time.Second) // 00:01:55: held until 00:02:05 if it made a hold
-		require.NoError(t, h.b.AdoptLedgerFrom("a", true, heldLedgerOf("m", minute(1), 1)))
-		require.NoError(t, h.b.AdoptLedgerFrom("c", false, running))
+		require.NoError(t, h.b.AdoptLedgerFrom("a", HoldsMarked, heldLedgerOf("m", minute(1), 1)))
+		require.NoError(t, h.b.AdoptLedgerFrom("c", HoldsNothing, running))
 		synctest.Wait()
 		assert.Equal(t, OutcomeInterrupted, entry(), "a relay does not take it back")
 		holds := h.logs.find("jobs: a run of this job is still going on another node")
 		assert.Len(t, holds, 1, "only the first hold")
 
-		require.NoError(t, h.b.AdoptLedgerFrom("a", false, ledgerOf("m", minute(1), OutcomeOK, 1)))
+		require.NoError(t, h.b.AdoptLedgerFrom("a", HoldsNothing, ledgerOf("m", minute(1), OutcomeOK, 1)))
 		assert.Equal(t, OutcomeOK, entry(), "the run's own outcome, heard late")
 		for _, o := range []Outcome{OutcomeRunning, OutcomeInterrupted} {
-			require.NoError(t, h.b.AdoptLedgerFrom("c", false, ledgerOf("m", minute(1), o, 1)))
+			require.NoError(t, h.b.AdoptLedgerFrom("c", HoldsNothing, ledgerOf("m", minute(1), o, 1)))
 			assert.Equal(t, OutcomeOK, entry(), "a stale %v from c", o)
 		}
 		runs := h.b.History().Runs("m", 0)
@@ -171,8 +171,8 @@ func TestHandoverHolderCutOffBrieflyKeepsItsHold(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		h := heldThrough40(t, ctx, holdJob(OverlapSkip, true))
 		time.Sleep(2 * time.Second)
-		require.NoError(t, h.b.AdoptLedgerFrom("c", false, ledgerOf("m", minute(1), OutcomeRunning, 1)))
-		require.NoError(t, h.b.AdoptLedgerFrom("c", false, Ledger{}.Encode()))
+		require.NoError(t, h.b.AdoptLedgerFrom("c", HoldsNothing, ledgerOf("m", minute(1), OutcomeRunning, 1)))
+		require.NoError(t, h.b.AdoptLedgerFrom("c", HoldsNothing, Ledger{}.Encode()))
 		time.Sleep(3 * time.Second)
 		h.cut.Store(false) // 00:01:45, healed before the lapse
 		time.Sleep(minute(4).Sub(time.Now()) + time.Second)
@@ -204,7 +204,7 @@ func TestHolderLeadingAgainDoesNotReleaseItsRun(t *testing.T) {
 		running := heldLedgerOf("m", minute(1), 1) // a runs it
 		time.Sleep(time.Second)
 		h.bDeposed.Store(true)
-		require.NoError(t, h.b.AdoptLedgerFrom("a", false, running))
+		require.NoError(t, h.b.AdoptLedgerFrom("a", SaysNoHolds, running))
 		synctest.Wait()
 		h.eb.follow("a", 3)
 		synctest.Wait()
@@ -214,7 +214,7 @@ func TestHolderLeadingAgainDoesNotReleaseItsRun(t *testing.T) {
 
 		time.Sleep(time.Second) // a deposed again, by b (term 4)
 		h.bDeposed.Store(false)
-		require.NoError(t, h.b.AdoptLedgerFrom("a", true, running))
+		require.NoError(t, h.b.AdoptLedgerFrom("a", HoldsMarked, running))
 		h.b.mu.Lock()
 		_, held := h.b.heldLocked(h.b.jobs[0], time.Now())
 		h.b.mu.Unlock()
@@ -234,12 +234,12 @@ func TestHandoverHeldManualRunReleasedIsInterrupted(t *testing.T) {
 		both := Ledger{Entries: []LedgerEntry{
 			{JobID: JobIDOf("m"), Instant: minute(1), Outcome: OutcomeOK, Term: 1}, manual}}
 		time.Sleep(time.Second)
-		require.NoError(t, h.b.AdoptLedgerFrom("a", true, both.Encode()))
+		require.NoError(t, h.b.AdoptLedgerFrom("a", HoldsMarked, both.Encode()))
 		synctest.Wait()
 		_, err := h.b.Trigger("m")
 		require.ErrorIs(t, err, ErrOverlap, "the manual run is held")
 		time.Sleep(time.Second)
-		require.NoError(t, h.b.AdoptLedgerFrom("a", false, Ledger{}.Encode())) // 00:01:42: a restarted
+		require.NoError(t, h.b.AdoptLedgerFrom("a", HoldsNothing, Ledger{}.Encode())) // 00:01:42: a restarted
 		synctest.Wait()
 
 		warns := h.logs.find(releasedWarn[:len(releasedWarn)-len("run interrupted, ")] + "manual run interrupted")
@@ -281,13 +281,13 @@ func TestHoldReleaseNeedsTheHoldersWord(t *testing.T) {
 			return ok
 		}
 		other := LedgerEntry{JobID: JobIDOf("n"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1, Held: true}
-		require.NoError(t, r.AdoptLedgerFrom("a", true, heldLedgerOf("m", minute(0), 1)))
+		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, heldLedgerOf("m", minute(0), 1)))
 		require.True(t, held())
-		require.NoError(t, r.AdoptLedgerFrom("a", true, Ledger{Entries: []LedgerEntry{other}, Truncated: true}.Encode()))
+		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, Ledger{Entries: []LedgerEntry{other}, Truncated: true}.Encode()))
 		assert.True(t, held(), "left out of a truncated ledger")
-		require.NoError(t, r.AdoptLedgerFrom("a", true, Ledger{Entries: []LedgerEntry{other,
+		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, Ledger{Entries: []LedgerEntry{other,
 			{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1, Held: true}}}.Encode()))
-		require.NoError(t, r.AdoptLedgerFrom("a", true, Ledger{Entries: []LedgerEntry{other}}.Encode()))
+		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, Ledger{Entries: []LedgerEntry{other}}.Encode()))
 		assert.False(t, held(), "a whole ledger that does not name it")
 		assert.Equal(t, OutcomeRunning, r.Snapshot()[0].Ledger.Outcome, "not leading: nothing concluded yet")
 
@@ -298,5 +298,46 @@ func TestHoldReleaseNeedsTheHoldersWord(t *testing.T) {
 		warns := logs.find("jobs: previous leader's run was interrupted; not running it again")
 		require.Len(t, warns, 1)
 		assert.Equal(t, "a", warns[0]["node"])
+	})
+}
+
+// A holder that leads again and then pauses keeps its hold (simulator,
+// -sim.holds, TestQuorumStallAfterFireStorm seed 120): a, deposed while
+// its run goes on, leads term 3; b, following it, hears its heartbeats,
+// which speak of no holds (a leader's runs are its own) and so release
+// nothing. a pauses (cut off) and b takes over (term 4): a's run may still
+// be going (its timeout bounds it), so b neither concludes it on a's word
+// nor reruns it beside it, and skips the instants due meanwhile (quorum
+// mode: no leader acts beyond its lease).
+func TestHolderLeadingAgainThenPausedKeepsItsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		spec := holdJob(OverlapSkip, true)
+		spec.Timeout = 3 * time.Minute
+		h := newHandoverIn(t, ctx, spec, quorumSuccession)
+		time.Sleep(minute(1).Sub(time.Now()) + 30*time.Second)
+		h.depose()
+		time.Sleep(10 * time.Second) // 00:01:40: b holds a's run
+		synctest.Wait()
+		require.Empty(t, h.fb.all(), "b holds a's run")
+
+		h.bLead.Store(false) // a leads again: its heartbeats reach b
+		h.eb.follow("a", 3)
+		h.ea.lead(3)
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+
+		h.cut.Store(true) // 00:01:45: a pauses; b takes over
+		h.bLead.Store(true)
+		h.ea.follow("b", 4)
+		h.eb.lead(4)
+		time.Sleep(minute(3).Sub(time.Now()) + 40*time.Second)
+		synctest.Wait()
+
+		assert.Empty(t, h.logs.find(releasedWarn+"running it again (rerun_interrupted)"))
+		assert.Empty(t, h.logs.find("jobs: previous leader's run was interrupted; running it again (rerun_interrupted)"))
+		assert.Empty(t, h.fb.all(), "b starts nothing while a's run may go on")
+		assert.False(t, runsOverlap(h.fa.all(), h.fb.all()))
+		h.stop(cancel)
 	})
 }

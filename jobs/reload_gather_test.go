@@ -38,7 +38,7 @@ func TestReloadChangingAJobInTheGatheringWindowConcludesADeadLeadersRuns(t *test
 			{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1},
 			{JobID: ManualJobIDOf("m"), Instant: minute(0).Add(10 * time.Second), Outcome: OutcomeRunning, Term: 1},
 		}}
-		require.NoError(t, b.AdoptLedgerFrom("a", false, heard.Encode()))
+		require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, heard.Encode()))
 		time.Sleep(20 * time.Second)
 		newFakeElector(ctx, "b", b.Callbacks()).lead(2)
 		time.Sleep(time.Second)
@@ -126,7 +126,7 @@ func TestReloadAddingAJobInTheGatheringWindowWaitsForTheWindow(t *testing.T) {
 					HoldLapse: holdLapseForTest}, f)
 				running := Ledger{Entries: []LedgerEntry{{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1,
 					Held: true}}} // a runs it
-				require.NoError(t, b.AdoptLedgerFrom("a", false, running.Encode())) // a's heartbeat as leader
+				require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, running.Encode())) // a's heartbeat as leader
 				time.Sleep(20 * time.Second)
 				takeover := time.Now()
 				newFakeElector(ctx, "b", b.Callbacks()).lead(2)
@@ -136,7 +136,7 @@ func TestReloadAddingAJobInTheGatheringWindowWaitsForTheWindow(t *testing.T) {
 				require.Equal(t, []string{"m"}, res.Added)
 				time.Sleep(time.Second)
 				if tc.holderSays {
-					require.NoError(t, b.AdoptLedgerFrom("a", true, running.Encode()))
+					require.NoError(t, b.AdoptLedgerFrom("a", HoldsMarked, running.Encode()))
 				}
 				// Past the window's end, before a's hold could lapse.
 				time.Sleep(takeover.Add(8 * time.Second).Sub(time.Now()))

@@ -26,11 +26,11 @@ func TestRerunNotStartedOnceTheOutcomeIsHeard(t *testing.T) {
 		takeover := minute(1).Add(20 * time.Second)
 		b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Logger: slog.New(logs),
 			CanRun: refusing(takeover, takeover.Add(2*time.Second))}, f)
-		require.NoError(t, b.AdoptLedgerFrom("a", false, ledgerOf("m", minute(1), OutcomeRunning, 1)))
+		require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, ledgerOf("m", minute(1), OutcomeRunning, 1)))
 		time.Sleep(takeover.Sub(time.Now()))
 		newFakeElector(ctx, "b", b.Callbacks()).lead(2)
 		time.Sleep(time.Second)
-		require.NoError(t, b.AdoptLedgerFrom("a", false, ledgerOf("m", minute(1), OutcomeOK, 1)))
+		require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, ledgerOf("m", minute(1), OutcomeOK, 1)))
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
 

@@ -80,11 +80,15 @@ func TestRestartedHolderHoldsOnlyItsOwnRuns(t *testing.T) {
 						}
 						switch {
 						case aLeads.Load():
-							require.NoError(t, b.AdoptLedgerFrom("a", false, a.Ledger()))
+							require.NoError(t, b.AdoptLedgerFrom("a", SaysNoHolds, a.Ledger()))
 						case bLeads.Load():
-							require.NoError(t, a.AdoptLedgerFrom("b", false, b.Ledger()))
-							require.NoError(t, a.AdoptLedgerFrom("c", false, tc.restored.Encode()))
-							require.NoError(t, b.AdoptLedgerFrom("a", holding.Load(), a.Ledger()))
+							require.NoError(t, a.AdoptLedgerFrom("b", SaysNoHolds, b.Ledger()))
+							require.NoError(t, a.AdoptLedgerFrom("c", HoldsNothing, tc.restored.Encode()))
+							word := HoldsNothing
+							if holding.Load() {
+								word = HoldsMarked
+							}
+							require.NoError(t, b.AdoptLedgerFrom("a", word, a.Ledger()))
 						}
 					}
 				})
@@ -149,7 +153,7 @@ func TestLedgerMarksHeldOnlyThisProcesssRuns(t *testing.T) {
 		}
 		assert.Equal(t, old, told()[old.JobID], "its previous process's run: running, not held")
 		assert.Equal(t, relayed, told()[relayed.JobID], "b's run, relayed")
-		require.NoError(t, r.AdoptLedgerFrom("c", false, Ledger{Entries: []LedgerEntry{old}}.Encode()))
+		require.NoError(t, r.AdoptLedgerFrom("c", HoldsNothing, Ledger{Entries: []LedgerEntry{old}}.Encode()))
 		assert.Equal(t, old, told()[old.JobID], "relayed back to it")
 
 		el := newFakeElector(ctx, "a", r.Callbacks())

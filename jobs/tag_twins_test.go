@@ -83,8 +83,8 @@ func TestTagTwinRelaysTheOthersRunAsRunning(t *testing.T) {
 		n := twins{x: cl.a, ex: cl.ea, g: cl.b, eg: cl.eb, y: cl.c, ey: cl.ec}
 		n.heardByYAlone(cl, minute(1), t1, t2)
 		require.Equal(t, []string{minute(1).Format(time.RFC3339)}, cl.ranOn("m", x, t1), "x started 00:01")
-		require.NoError(t, n.g.AdoptLedgerFrom(y, false, n.y.Ledger())) // y's LEDGER to the new leader
-		time.Sleep(6 * time.Second)                                     // g's gathering window ends
+		require.NoError(t, n.g.AdoptLedgerFrom(y, HoldsNothing, n.y.Ledger())) // y's LEDGER to the new leader
+		time.Sleep(6 * time.Second)                                            // g's gathering window ends
 		synctest.Wait()
 
 		warns := cl.logs.find("jobs: previous leader's run was interrupted; running it again (rerun_interrupted)")

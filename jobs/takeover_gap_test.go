@@ -33,7 +33,7 @@ func gapOvertakenAfterARelay(t *testing.T, heard time.Duration) {
 		b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: time.Second,
 			Logger: slog.New(logs)}, f)
 		a := func() {
-			require.NoError(t, b.AdoptLedgerFrom("a", false, ledgerOf("tick", minute(0).Add(18*time.Second), OutcomeOK, 1)))
+			require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, ledgerOf("tick", minute(0).Add(18*time.Second), OutcomeOK, 1)))
 		}
 		takeover := 20*time.Second + 571*time.Millisecond
 		if heard < takeover {
@@ -47,7 +47,7 @@ func gapOvertakenAfterARelay(t *testing.T, heard time.Duration) {
 			a()
 		}
 		time.Sleep(minute(0).Add(21*time.Second + 300*time.Millisecond).Sub(time.Now()))
-		require.NoError(t, b.AdoptLedgerFrom("c", false, b.Ledger())) // c relays b's pool back
+		require.NoError(t, b.AdoptLedgerFrom("c", HoldsNothing, b.Ledger())) // c relays b's pool back
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 
@@ -91,7 +91,7 @@ func overtakenAt24(ctx context.Context, t *testing.T, spec Spec, holdLapse time.
 	b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{spec}, Gather: time.Second,
 		HoldLapse: holdLapse, Logger: slog.New(logs)}, f)
 	time.Sleep(21*time.Second + 300*time.Millisecond)
-	require.NoError(t, b.AdoptLedgerFrom("a", false, ledgerOf("fin", minute(0).Add(21*time.Second), OutcomeOK, 1)))
+	require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, ledgerOf("fin", minute(0).Add(21*time.Second), OutcomeOK, 1)))
 	time.Sleep(minute(0).Add(23*time.Second + 905*time.Millisecond).Sub(time.Now()))
 	newFakeElector(ctx, "b", b.Callbacks()).lead(2)
 	time.Sleep(minute(0).Add(24*time.Second + 300*time.Millisecond).Sub(time.Now()))
@@ -104,7 +104,7 @@ func gapOvertakenConcludes(t *testing.T, rerun bool) {
 		ctx, cancel := context.WithCancel(t.Context())
 		spec := Spec{Name: "fin", Schedule: "* * * * * *", Shell: "x", RerunInterrupted: rerun}
 		b, f, logs := overtakenAt24(ctx, t, spec, 0)
-		require.NoError(t, b.AdoptLedgerFrom("c", false, ledgerOf("fin", minute(0).Add(22*time.Second), OutcomeRunning, 1)))
+		require.NoError(t, b.AdoptLedgerFrom("c", HoldsNothing, ledgerOf("fin", minute(0).Add(22*time.Second), OutcomeRunning, 1)))
 		time.Sleep(minute(0).Add(26*time.Second + 500*time.Millisecond).Sub(time.Now()))
 		synctest.Wait()
 
@@ -133,7 +133,7 @@ func gapOvertakenHeld(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		spec := Spec{Name: "fin", Schedule: "* * * * * *", Shell: "x", OnLeaderLoss: LeaderLossFinish}
 		b, _, logs := overtakenAt24(ctx, t, spec, 2*time.Second)
-		require.NoError(t, b.AdoptLedgerFrom("a", true, heldLedgerOf("fin", minute(0).Add(22*time.Second), 1)))
+		require.NoError(t, b.AdoptLedgerFrom("a", HoldsMarked, heldLedgerOf("fin", minute(0).Add(22*time.Second), 1)))
 		time.Sleep(minute(0).Add(25*time.Second + 500*time.Millisecond).Sub(time.Now()))
 		synctest.Wait()
 

@@ -78,9 +78,9 @@ func TestTakeoverRecordsADeadLeadersScheduledRunInItsHistory(t *testing.T) {
 				require.NoError(t, a2.AdoptLedger(restored))
 				newFakeElector(ctx, "a", a2.Callbacks()).follow("b", 2)
 				set(b, b, c, a2)
-				require.NoError(t, b.AdoptLedgerFrom("c", false, c.Ledger()))
-				require.NoError(t, b.AdoptLedgerFrom("a", false, a2.Ledger()))
-				require.NoError(t, b.AdoptLedgerFrom("c", false, Ledger{Entries: []LedgerEntry{running}}.Encode()))
+				require.NoError(t, b.AdoptLedgerFrom("c", HoldsNothing, c.Ledger()))
+				require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, a2.Ledger()))
+				require.NoError(t, b.AdoptLedgerFrom("c", HoldsNothing, Ledger{Entries: []LedgerEntry{running}}.Encode()))
 				time.Sleep(5 * time.Second)
 				synctest.Wait()
 				assert.Equal(t, []RunRecord{want}, termRecords(b, "m", 1), "relayed back: once")
@@ -106,7 +106,7 @@ func TestTakeoverRecordsADeadLeadersScheduledRunInItsHistory(t *testing.T) {
 				// a was only cut off: its outcome arrives after all.
 				ok := running
 				ok.Outcome = OutcomeOK
-				require.NoError(t, b2.AdoptLedgerFrom("a", false, Ledger{Entries: []LedgerEntry{ok}}.Encode()))
+				require.NoError(t, b2.AdoptLedgerFrom("a", HoldsNothing, Ledger{Entries: []LedgerEntry{ok}}.Encode()))
 				got = termRecords(b2, "m", 1)
 				require.Len(t, got, 1, "the run's own outcome replaces interrupted")
 				assert.Equal(t, OutcomeOK, got[0].Outcome)

@@ -38,8 +38,8 @@ func TestManualRunDuringGatherDoesNotKeepADeadLeadersRunRunning(t *testing.T) {
 				dead := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(0), Outcome: OutcomeRunning, Term: 1}
 				eb := newFakeElector(ctx, "b", b.Callbacks())
 				eb.follow("a", 1)
-				require.NoError(t, b.AdoptLedgerFrom("a", false, Ledger{Entries: []LedgerEntry{dead}}.Encode())) // a's heartbeat as leader
-				time.Sleep(20 * time.Second)                                                                     // a died at 00:00:10
+				require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, Ledger{Entries: []LedgerEntry{dead}}.Encode())) // a's heartbeat as leader
+				time.Sleep(20 * time.Second)                                                                            // a died at 00:00:10
 				eb.lead(2)
 				time.Sleep(time.Second)
 				rec, err := b.Trigger("m")
@@ -99,7 +99,7 @@ func TestLeaderWithAManualRunGoingConcludesADeadLeadersRun(t *testing.T) {
 				ea.follow("b", 2) // 00:00:20: deposed, the manual run goes on
 				time.Sleep(4*time.Minute + 41*time.Second)
 				dead := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(5), Outcome: OutcomeRunning, Term: 2}
-				require.NoError(t, a.AdoptLedgerFrom("b", false, Ledger{Entries: []LedgerEntry{dead}}.Encode())) // b's heartbeat, 00:05:01
+				require.NoError(t, a.AdoptLedgerFrom("b", HoldsNothing, Ledger{Entries: []LedgerEntry{dead}}.Encode())) // b's heartbeat, 00:05:01
 				time.Sleep(59 * time.Second)
 				ea.lead(3) // 00:06:00: b died
 				time.Sleep(10 * time.Second)

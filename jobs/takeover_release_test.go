@@ -35,13 +35,13 @@ func TestTakeoverRecordsTheReleaseOfARunItConcludes(t *testing.T) {
 				eb := newFakeElector(ctx, "b", b.Callbacks())
 				eb.follow("a", 1)
 				time.Sleep(10 * time.Second)
-				require.NoError(t, b.AdoptLedgerFrom("a", false, ledger)) // a's heartbeat as leader
+				require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, ledger)) // a's heartbeat as leader
 				time.Sleep(10 * time.Second)
 				eb.lead(2) // 00:00:20
 				time.Sleep(time.Second)
-				require.NoError(t, b.AdoptLedgerFrom("a", true, ledger)) // deposed, it holds the run
+				require.NoError(t, b.AdoptLedgerFrom("a", HoldsMarked, ledger)) // deposed, it holds the run
 				time.Sleep(time.Second)
-				require.NoError(t, b.AdoptLedgerFrom("a", false, Ledger{}.Encode())) // 00:00:22: a restarted
+				require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, Ledger{}.Encode())) // 00:00:22: a restarted
 				time.Sleep(2 * time.Second)
 				cannot.Store(true)
 				time.Sleep(2 * time.Second) // b's window ended at 00:00:25
@@ -53,7 +53,7 @@ func TestTakeoverRecordsTheReleaseOfARunItConcludes(t *testing.T) {
 				require.Contains(t, l.Entries, interrupted, "concluded at the takeover")
 
 				cannot.Store(false)
-				require.NoError(t, b.AdoptLedgerFrom("a", true, ledger)) // a stale marked copy
+				require.NoError(t, b.AdoptLedgerFrom("a", HoldsMarked, ledger)) // a stale marked copy
 				b.mu.Lock()
 				_, held := b.heldLocked(b.jobs[0], time.Now())
 				b.mu.Unlock()

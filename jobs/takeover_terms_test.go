@@ -39,18 +39,18 @@ func TestTakeoverOfTwoRunsOfOneInstantHoldsTheOlder(t *testing.T) {
 				bRun := aRun
 				bRun.Term = 2
 				time.Sleep(instant.Sub(time.Now()) + 20*time.Second)
-				require.NoError(t, c.AdoptLedgerFrom("b", false, Ledger{Entries: []LedgerEntry{bRun}}.Encode()))
+				require.NoError(t, c.AdoptLedgerFrom("b", HoldsNothing, Ledger{Entries: []LedgerEntry{bRun}}.Encode()))
 				var wg sync.WaitGroup
 				wg.Go(func() { // a holds its run until 00:03:30, then sends its outcome
 					held := aRun
 					held.Held = true // a runs it
 					for ctx.Err() == nil && time.Now().Before(minute(3).Add(30*time.Second)) {
-						require.NoError(t, c.AdoptLedgerFrom("a", true, Ledger{Entries: []LedgerEntry{held}}.Encode()))
+						require.NoError(t, c.AdoptLedgerFrom("a", HoldsMarked, Ledger{Entries: []LedgerEntry{held}}.Encode()))
 						time.Sleep(time.Second)
 					}
 					ok := aRun
 					ok.Outcome = OutcomeOK
-					require.NoError(t, c.AdoptLedgerFrom("a", false, Ledger{Entries: []LedgerEntry{ok}}.Encode()))
+					require.NoError(t, c.AdoptLedgerFrom("a", HoldsNothing, Ledger{Entries: []LedgerEntry{ok}}.Encode()))
 				})
 				time.Sleep(10 * time.Second)
 				ec.lead(3) // 00:01:30

@@ -25,9 +25,9 @@ func TestTruncatedLedgerDoesNotEraseAStartedInstant(t *testing.T) {
 			Logger: slog.New(logs)}, f)
 		newFakeElector(ctx, "b", b.Callbacks()).lead(2)
 		time.Sleep(59*time.Second + 500*time.Millisecond)
-		require.NoError(t, b.AdoptLedgerFrom("a", false, ledgerOf("m", minute(1), OutcomeRunning, 1)))
+		require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, ledgerOf("m", minute(1), OutcomeRunning, 1)))
 		stale := Ledger{Entries: []LedgerEntry{{JobID: JobIDOf("other"), Instant: minute(0), Outcome: OutcomeOK, Term: 1}}, Truncated: true}
-		require.NoError(t, b.AdoptLedgerFrom("c", false, stale.Encode()))
+		require.NoError(t, b.AdoptLedgerFrom("c", HoldsNothing, stale.Encode()))
 		time.Sleep(time.Second)
 		synctest.Wait()
 
@@ -54,9 +54,9 @@ func TestTruncatedColdStartSaysWhatItSkips(t *testing.T) {
 		logs := &logSink{}
 		b := newTestRunnerCfg(t, testConfig{Node: "b", Jobs: []Spec{everyMinute("m"), everyMinute("other")},
 			Logger: slog.New(logs)}, f)
-		require.NoError(t, b.AdoptLedgerFrom("a", false, ledgerOf("m", minute(0), OutcomeOK, 1)))
+		require.NoError(t, b.AdoptLedgerFrom("a", HoldsNothing, ledgerOf("m", minute(0), OutcomeOK, 1)))
 		stale := Ledger{Entries: []LedgerEntry{{JobID: JobIDOf("other"), Instant: minute(0), Outcome: OutcomeOK, Term: 1}}, Truncated: true}
-		require.NoError(t, b.AdoptLedgerFrom("c", false, stale.Encode()))
+		require.NoError(t, b.AdoptLedgerFrom("c", HoldsNothing, stale.Encode()))
 		time.Sleep(minute(3).Add(20 * time.Second).Sub(time.Now()))
 		newFakeElector(ctx, "b", b.Callbacks()).lead(2)
 		time.Sleep(time.Minute)

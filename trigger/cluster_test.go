@@ -50,7 +50,9 @@ func startNode(t *testing.T, n *memnet.Network, i int, key *wire.Keyring, setup 
 	nd.el, err = udp.New(udp.Config{
 		Protocol: pc, Transport: n.Join(netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i))),
 		Keyring: key, Logger: quiet, Payload: func() []byte { return nd.runner.Ledger() },
-		OnPayload: func(h protocol.PeerPayload) error { return nd.runner.AdoptLedgerFrom(h.From, h.Holding, h.Payload) },
+		OnPayload: func(h protocol.PeerPayload) error {
+			return nd.runner.AdoptLedgerFrom(h.From, udpjobs.HoldWordOf(h), h.Payload)
+		},
 		OnRequest: func(r udp.ClientRequest) []byte {
 			return h.Handle(trigger.Sender{ID: r.From, Addr: r.Addr.String()}, r.Payload)
 		},

@@ -172,7 +172,7 @@ func (s *settings) New(env cli.Env) (*cli.Elector, error) {
 	}
 	ledger := etcd.NewLedger(el, etcd.LedgerConfig{
 		Adopt: func(b []byte) error {
-			env.AdoptLedger("", false, b)
+			env.AdoptLedger("", jobs.SaysNoHolds, b)
 			return nil
 		},
 		Current: env.StateLedger,

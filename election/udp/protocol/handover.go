@@ -43,8 +43,8 @@ type PeerPayload struct {
 	// Holding is set when the message carried FlagHolding: the sender,
 	// not leading, still runs the runs its payload names as its own (the
 	// job ledger marks them held, run by run; nothing is read from a
-	// term). Any other message with a payload from the same sender says it
-	// runs none (a leader's runs are its own business).
+	// term). A Claim, Vote or Ledger without it says the sender runs none;
+	// other messages say nothing of its runs (SpeaksOfHolds).
 	Holding bool
 	// Payload is the sender's application state; owned by the caller.
 	Payload []byte
@@ -70,6 +70,13 @@ func (n *Node) queuePayload(m *Message) {
 	n.payloads = append(n.payloads, PeerPayload{From: m.From, Type: m.Type, Term: m.Term,
 		Holding: m.Flags&FlagHolding != 0 && carriesOwnPayload(m.Type), Payload: append([]byte(nil), m.Payload...)})
 }
+
+// SpeaksOfHolds reports whether p's message says whether its sender holds
+// runs: a Claim, Vote or Ledger, marked (Holding) or not. A leader's
+// messages (Heartbeat, Answer, Resign) do not: a leader's runs are its own
+// business, and a holder that leads again still runs its runs, so the
+// absence of the mark there is no release.
+func (p PeerPayload) SpeaksOfHolds() bool { return carriesOwnPayload(p.Type) }
 
 // carriesOwnPayload reports whether messages of type t carry the sender's
 // own payload as a non-leader: the types FlagHolding is defined on.

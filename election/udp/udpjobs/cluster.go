@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/lanleader/lanleader/election/udp"
+	"github.com/lanleader/lanleader/election/udp/protocol"
 	"github.com/lanleader/lanleader/jobs"
 )
 
@@ -20,7 +21,7 @@ import (
 //   - Timing has e's gathering window, hold lapse and succession.
 //
 // Wire the other direction in udp.Config: Payload is the runner's Ledger
-// and OnPayload its AdoptLedgerFrom.
+// and OnPayload its AdoptLedgerFrom, with HoldWordOf the payload.
 func Cluster(e *udp.Elector) jobs.Cluster { return cluster{e} }
 
 type cluster struct{ e *udp.Elector }
@@ -37,4 +38,17 @@ func (c cluster) SetHolding(holding bool) { c.e.SetHolding(holding) }
 
 func (c cluster) Timing() jobs.ClusterTiming {
 	return jobs.ClusterTiming{Gather: c.e.GatherWindow(), HoldLapse: c.e.HoldLapse(), Succession: c.e.Succession()}
+}
+
+// HoldWordOf returns what the message that carried h says of its sender's
+// runs: marked holding, holding nothing (an unmarked claim, vote or
+// ledger), or nothing at all (a leader's message).
+func HoldWordOf(h protocol.PeerPayload) jobs.HoldWord {
+	switch {
+	case !h.SpeaksOfHolds():
+		return jobs.SaysNoHolds
+	case h.Holding:
+		return jobs.HoldsMarked
+	}
+	return jobs.HoldsNothing
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/election/udp"
 	"github.com/lanleader/lanleader/election/udp/protocol"
+	"github.com/lanleader/lanleader/election/udp/udpjobs"
 	"github.com/lanleader/lanleader/internal/proc"
 	"github.com/lanleader/lanleader/jobs"
 )
@@ -266,7 +267,7 @@ func (m *jobModel) drive(s *Sim, sn *simNode, jn *jobNode) {
 		if m.cfg.Legacy && h.Type != protocol.Heartbeat && h.Type != protocol.Resign && h.Type != protocol.Answer {
 			continue
 		}
-		if err := c.Hear(now, h.From, h.Holding, h.Payload); err != nil {
+		if err := c.Hear(now, h.From, udpjobs.HoldWordOf(h), h.Payload); err != nil {
 			s.fail("%s: ledger from %s: %v", sn.id, h.From, err)
 		}
 	}
