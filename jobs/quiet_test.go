@@ -287,7 +287,7 @@ func TestSuccessorWaitsByTheStopBoundTheRunCarries(t *testing.T) {
 						l.Entries[i].Stop = StopBound{}
 					}
 				}
-				require.NoError(t, c.b.AdoptLedgerFrom("a", false, l.Encode()))
+				require.NoError(t, c.b.AdoptLedgerFrom("a", SaysNoHolds, l.Encode()))
 				c.ea.follow("", 1)
 				c.eb.lead(2)
 				c.takeover = time.Now()
@@ -320,7 +320,7 @@ func TestAStoppedLeadersCancelRunIsGoneBeforeItsSuccessorReruns(t *testing.T) {
 		c := newCutOff(t, ctx, spec, quorumSuccession, 5*time.Minute)
 		time.Sleep(time.Hour + 10*time.Second) // a runs 01:00:00
 		synctest.Wait()
-		require.NoError(t, c.b.AdoptLedgerFrom("a", false, c.a.Ledger()))
+		require.NoError(t, c.b.AdoptLedgerFrom("a", SaysNoHolds, c.a.Ledger()))
 		stopped := time.Now()
 		c.paused.Store(true)
 		c.eb.lead(2) // quorum mode: a's lease ran out, b is elected
@@ -635,15 +635,15 @@ func TestARelayWithoutTheStopBoundKeepsIt(t *testing.T) {
 	run := LedgerEntry{JobID: JobIDOf("m"), Instant: minute(1), Outcome: OutcomeRunning, Term: 1, Stop: stopWithin(30 * time.Second)}
 	bare := run
 	bare.Stop = StopBound{}
-	require.NoError(t, r.AdoptLedgerFrom("a", false, Ledger{Entries: []LedgerEntry{run}}.Encode()))
-	require.NoError(t, r.AdoptLedgerFrom("c", false, Ledger{Entries: []LedgerEntry{bare}}.Encode()))
+	require.NoError(t, r.AdoptLedgerFrom("a", SaysNoHolds, Ledger{Entries: []LedgerEntry{run}}.Encode()))
+	require.NoError(t, r.AdoptLedgerFrom("c", HoldsNothing, Ledger{Entries: []LedgerEntry{bare}}.Encode()))
 	l, err := DecodeLedger(r.Ledger())
 	require.NoError(t, err)
 	require.Len(t, l.Entries, 1)
 	assert.Equal(t, run, l.Entries[0])
 
 	ended := run.ended(OutcomeOK)
-	require.NoError(t, r.AdoptLedgerFrom("a", false, Ledger{Entries: []LedgerEntry{ended}}.Encode()))
+	require.NoError(t, r.AdoptLedgerFrom("a", SaysNoHolds, Ledger{Entries: []LedgerEntry{ended}}.Encode()))
 	l, err = DecodeLedger(r.Ledger())
 	require.NoError(t, err)
 	assert.Equal(t, []LedgerEntry{ended}, l.Entries)
