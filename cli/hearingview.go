@@ -34,6 +34,9 @@ type peerView struct {
 	Addr string `json:"addr"`
 	// SelfReported: the peer says it hears nobody.
 	SelfReported bool `json:"self_reported,omitempty"`
+	// Withheld (duplicate_id, quorum mode): this process no longer votes,
+	// acknowledges or leads (protocol.Duplicate.Withheld).
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 func newHearingView(h protocol.Hearing, unchecked uint64) hearingView {
@@ -46,7 +49,7 @@ func newHearingView(h protocol.Hearing, unchecked uint64) hearingView {
 		v.DeafPeers = append(v.DeafPeers, peerView{ID: p.ID, Addr: p.Addr, SelfReported: p.SelfReported})
 	}
 	if d := h.Duplicate; d.Incarnation != 0 {
-		v.DuplicateID = &peerView{Addr: d.Addr}
+		v.DuplicateID = &peerView{Addr: d.Addr, Withheld: d.Withheld}
 	}
 	return v
 }

@@ -94,7 +94,10 @@ func (l *hearingLog) report(log *slog.Logger, now time.Time, h protocol.Hearing,
 	if d := h.Duplicate; d.Incarnation != 0 {
 		if l.due(&l.dupAt, now) {
 			role := "this process started later: it will not lead while it hears the other"
-			if d.First {
+			switch {
+			case d.Withheld:
+				role = "quorum mode: this process no longer votes, acknowledges or leads; restart it once its id is unique"
+			case d.First:
 				role = "this process started first: it keeps its role"
 			}
 			log.Error("another process uses this node id", "addr", d.Addr, "its_incarnation", d.Incarnation, "role", role,

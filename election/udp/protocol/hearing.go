@@ -89,8 +89,14 @@ type Duplicate struct {
 	Incarnation uint64
 	// First: this process started first (lower incarnation) and keeps
 	// its role; otherwise this node does not lead while it hears the other.
+	// Without quorum only: see Withheld.
 	First bool
-	At    time.Time
+	// Withheld: quorum mode, where a majority is counted by node id and
+	// two processes with one id could grant twice: this process neither
+	// votes, acknowledges, claims nor leads for the rest of its life
+	// (Node.twinned), and the duplicate stays reported.
+	Withheld bool
+	At       time.Time
 }
 
 // hearState is the Node's bookkeeping for Hearing.
@@ -110,6 +116,9 @@ type hearState struct {
 	deafPeers  map[string]*deafPeer
 	dup        Duplicate
 	dupQueryAt time.Time
+	// twin is set once another live process with our id proved itself
+	// (onDuplicate), for the rest of this process's life.
+	twin bool
 	// proofs holds, per incarnation of another process with our id, its
 	// last proof (onDuplicate).
 	proofs   map[uint64]proof
@@ -161,8 +170,9 @@ func (n *Node) Hearing(now time.Time) Hearing {
 		}
 		return 0
 	})
-	if d := n.hear.dup; d.Incarnation != 0 && now.Sub(d.At) < n.forgetAfter() {
+	if d := n.hear.dup; d.Incarnation != 0 && (now.Sub(d.At) < n.forgetAfter() || n.twinned()) {
 		h.Duplicate = d
+		h.Duplicate.Withheld = n.twinned()
 	}
 	return h
 }
@@ -317,12 +327,49 @@ func (n *Node) onDuplicate(now time.Time, m *Message) {
 	}
 	n.noteProof(m.Incarnation, proof{seq: m.Seq, at: now})
 	n.observeTerm(m.Term)
+	n.hear.twin = true
 	first := n.cfg.Incarnation < m.Incarnation
 	n.hear.dup = Duplicate{Addr: m.Addr, Incarnation: m.Incarnation, First: first, At: now}
-	if !first && n.role != election.Follower {
+	if (!first || n.twinned()) && n.role != election.Follower {
 		n.stats.DuplicateStepDown++
 		n.wait(now, n.t.YieldWait)
 	}
+}
+
+// twinned reports whether this process takes no part in quorum mode's
+// elections because another live process with its id proved itself, at
+// any time in its life: majorities are counted by node id, and two
+// processes with one id could each grant a different candidate (or lease)
+// the same id's vote. Both processes withhold once they have heard each
+// other, and one that heard the other withholds even if the other did
+// not hear it: then only one of them grants. Hearing each other once is
+// enough, however long they are apart afterwards (a partition between
+// them is exactly when they would split a vote). What remains: two
+// processes that never heard each other at all. Without quorum nothing
+// is counted: the process that started first keeps its role (barred).
+// To take part again, the process must be restarted once its id is
+// unique.
+func (n *Node) twinned() bool { return n.hear.twin && n.q.on() }
+
+// reproveIntervals: while another live process with our id is reported,
+// this node names it in a broadcast Query once per this many intervals.
+const reproveIntervals = 5
+
+// reprove keeps a duplicate heard for as long as both processes run and
+// hear each other: while the other proved itself within forgetAfter, a
+// broadcast Query naming it goes out every reproveIntervals, which it
+// answers the same way (onDuplicate), proving each to the other again.
+// Followers otherwise broadcast only at their start and when a leader
+// changes, so two followers sharing an id would stop hearing each other
+// within seconds and the ERROR would stop while both still run.
+func (n *Node) reprove(now time.Time) {
+	d := n.hear.dup
+	if n.quiet || d.Incarnation == 0 || now.Sub(d.At) >= n.forgetAfter() ||
+		now.Sub(n.hear.dupQueryAt) < reproveIntervals*n.cfg.Interval {
+		return
+	}
+	n.hear.dupQueryAt = now
+	n.emit("", Message{Type: Query, Leader: n.leader.ID, Nonce: d.Incarnation})
 }
 
 // proof is the last proof (a Query naming our incarnation) of one other
@@ -356,8 +403,12 @@ func (n *Node) noteProof(inc uint64, p proof) {
 }
 
 // barred reports whether a process with our id that started first proved
-// itself recently: this node must not claim or lead.
+// itself recently, or, in quorum mode, any other did ever (twinned): this
+// node must not claim or lead.
 func (n *Node) barred(now time.Time) bool {
+	if n.twinned() {
+		return true
+	}
 	for inc, p := range n.hear.proofs {
 		if inc < n.cfg.Incarnation && now.Sub(p.at) < n.forgetAfter() {
 			return true

@@ -408,3 +408,56 @@ func TestBarredDuplicateClaimsAboveTheOthersTerm(t *testing.T) {
 	}
 	t.Fatal("never claimed")
 }
+
+// In quorum mode a process that heard another live process with its id
+// grants nothing for the rest of its life: no VOTE to a claim, no ACK to
+// its leader's heartbeat (majorities count ids, and the two could grant
+// one id's vote twice), and it keeps reporting the duplicate, withheld,
+// long after the other went quiet. Before that proof it votes and acks.
+func TestTwinnedProcessGrantsNothingInQuorumMode(t *testing.T) {
+	n := quorumNode(t, "x", 3, 1)
+	granted := func(at time.Time, m Message) []Type {
+		n.Step(at, m)
+		var out []Type
+		for _, e := range n.Ready() {
+			if e.Msg.Type == Vote || e.Msg.Type == Ack {
+				out = append(out, e.Msg.Type)
+			}
+		}
+		return out
+	}
+	claimOf := func(from string, round, seq uint64) Message { return claim(from, 100, round, seq) }
+	at := t0.Add(n.t.Promise + time.Millisecond) // start-up promise over
+	require.Equal(t, []Type{Vote}, granted(at, claimOf("a", 1, 1)), "precondition: it votes")
+	hb := beat("a", 1, 2, 1)
+	require.Equal(t, []Type{Ack}, granted(at.Add(time.Millisecond), hb), "precondition: it acks")
+
+	at = at.Add(10 * time.Millisecond)
+	n.Step(at, Message{Type: Query, Cluster: "test", From: "x", Incarnation: ^uint64(0), Seq: 1, Addr: "10.0.0.9:7483",
+		Nonce: n.cfg.Incarnation})
+	n.Ready()
+	later := at.Add(2 * forgetIntervals * n.cfg.Interval) // long after the other was last heard
+	for n.NextTick().Before(later) {
+		n.Tick(n.NextTick())
+		n.Ready()
+	}
+	assert.Empty(t, granted(later, claimOf("b", 9, 1)), "no VOTE")
+	assert.Empty(t, granted(later.Add(time.Millisecond), beat("a", 1, 3, 1)), "no ACK")
+	d := n.Hearing(later).Duplicate
+	assert.Equal(t, "10.0.0.9:7483", d.Addr, "still reported")
+	assert.True(t, d.Withheld)
+	assert.True(t, d.First, "it started first, and withholds all the same")
+}
+
+// Without quorum a duplicate only bars the process that started later,
+// and is reported for 30 intervals after it was last heard.
+func TestTwinWithoutQuorumIsReportedFor30Intervals(t *testing.T) {
+	n := newTestNode(t)
+	n.Step(t0, Message{Type: Query, Cluster: "test", From: n.cfg.NodeID, Incarnation: ^uint64(0), Seq: 1, Addr: "10.0.0.9:7483",
+		Nonce: n.cfg.Incarnation})
+	d := n.Hearing(t0).Duplicate
+	assert.True(t, d.First)
+	assert.False(t, d.Withheld)
+	assert.False(t, n.barred(t0), "the process that started first keeps its role")
+	assert.Zero(t, n.Hearing(t0.Add(forgetIntervals*n.cfg.Interval)).Duplicate)
+}

@@ -301,7 +301,7 @@ const maxClaimBackoffShift = 4
 // vote answers m's claim: a VOTE if we may grant it, else counted as
 // refused.
 func (n *Node) vote(now time.Time, m *Message) {
-	if !n.q.mayGrant(now, m.Term, m.From) {
+	if n.twinned() || !n.q.mayGrant(now, m.Term, m.From) {
 		n.stats.VotesRefused++
 		return
 	}
@@ -314,7 +314,7 @@ func (n *Node) vote(now time.Time, m *Message) {
 // ack answers an accepted heartbeat of our leader, renewing its lease and
 // our grant, if we may grant it.
 func (n *Node) ack(now time.Time, m *Message) {
-	if !n.q.mayGrant(now, m.Term, m.From) {
+	if n.twinned() || !n.q.mayGrant(now, m.Term, m.From) {
 		n.stats.AcksRefused++
 		return
 	}

@@ -14,6 +14,7 @@ import (
 func (n *Node) Step(now time.Time, m Message) {
 	now = n.enter(now)
 	defer n.leave()
+	defer n.reprove(now)
 	n.lastDrop = n.check(&m)
 	n.newPeer = false
 	switch {

@@ -27,6 +27,7 @@ func (n *Node) leave() { n.scheduled = n.NextTick() }
 func (n *Node) Tick(now time.Time) {
 	now = n.enter(now)
 	defer n.leave()
+	defer n.reprove(now)
 	if n.quiet {
 		return
 	}
