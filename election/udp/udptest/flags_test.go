@@ -20,6 +20,8 @@ var (
 	// the next leader reruns the instant while its run goes on).
 	flagHolds  = flag.Bool("sim.holds", false, "deposed leaders hold their runs until their stop time is over (Jobs.StopSlowly)")
 	flagLosses = flag.Bool("sim.losses", false, "check after each quorum scenario that no instant was lost silently (CheckJobLosses)")
+	// flagReruns: see Jobs.Reruns's hole in jobs_conclude.go.
+	flagReruns = flag.Bool("sim.reruns", false, "check after each quorum storm that every rerun a conclusion owed was made or skipped with a reason (Jobs.Reruns)")
 )
 
 // seeds returns the seeds to run: -sim.seed alone, or n (scaled by

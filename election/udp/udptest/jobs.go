@@ -47,7 +47,11 @@ import (
 // it). And at the end of a run that ended healed (CheckJobLosses), every
 // instant due since the first leadership was started or skipped with a
 // logged reason: a line naming it (scheduled_at), or a range (from, or
-// scheduled_at as the latest, and count).
+// scheduled_at as the latest, and count). In quorum mode, besides: a run
+// whose node died with it is concluded, and never while its process may
+// still be going; no rerun is decided once its run's end is known
+// (jobs_conclude.go); no line of a node that may act calls an instant
+// some node started missed (jobs_missed.go).
 
 // Jobs configures the job runner on the simulated nodes (Options.Jobs).
 type Jobs struct {
@@ -71,6 +75,10 @@ type Jobs struct {
 	// time is over, held by their node meanwhile, rather than be told
 	// ended at once.
 	StopSlowly bool
+	// Reruns makes CheckJobConclusions check that every rerun a
+	// conclusion owed was made or skipped with a reason
+	// (jobs_conclude.go).
+	Reruns bool
 	// Break, if set, is called with each node's spec before its core is
 	// built: a test's deliberate misconfiguration.
 	Break func(*jobs.Spec)
@@ -138,11 +146,18 @@ type jobModel struct {
 	// coldFrom is the latest instant a cold start took the schedule up
 	// at: nobody knew of a run of the job, so nothing before was owed.
 	coldFrom time.Time
+	// concl tracks the runs whose end no node reported (jobs_conclude.go).
+	concl conclusions
 }
 
 // instantRuns is what became of one instant's runs.
 type instantRuns struct {
 	completed bool
+	// reported: a run ended with an outcome its node reported (ok, or
+	// cancelled at its step-down).
+	reported bool
+	// terms are the terms its runs started under.
+	terms []uint64
 	// live are the runs that may still be going: their node and when
 	// their process ends by itself (sim time).
 	live []liveRun
@@ -150,6 +165,7 @@ type instantRuns struct {
 
 type liveRun struct {
 	node string
+	term uint64
 	end  time.Time
 }
 
@@ -186,6 +202,7 @@ func newJobModel(cfg Jobs, base protocol.Config) *jobModel {
 	}
 	return &jobModel{
 		cfg: cfg, spec: spec, nodes: map[string]*jobNode{}, starts: map[int64]string{}, runs: map[int64]*instantRuns{}, accounted: map[int64]bool{},
+		concl:  newConclusions(),
 		timing: jobs.ClusterTiming{Gather: gather, HoldLapse: base.Timings().Hold, Succession: udp.SuccessionFor(base.ClusterSize)},
 	}
 }
@@ -240,6 +257,7 @@ func (m *jobModel) step(s *Sim) {
 func (m *jobModel) died(s *Sim, id string, jn *jobNode) {
 	for _, r := range jn.running {
 		m.stopped(id, m.index(s, r.start.Instant), s.now.Add(proc.KillSettle))
+		m.runDied(s, id, r.start)
 	}
 	jn.core, jn.term, jn.pending, jn.running = nil, 0, nil, nil
 }
@@ -288,12 +306,14 @@ func (m *jobModel) drive(s *Sim, sn *simNode, jn *jobNode) {
 		c.StartLeading(now, jn.term)
 	}
 	mayAct := sn.n.CanActAsLeader(now)
+	before := entry(c)
 	starts := c.Tick(now, mayAct)
 	if len(starts) > 0 && !mayAct {
 		s.fail("%s: the job core started instant %v while this node may not act as leader", sn.id, starts[0].Instant)
 	}
 	for _, st := range starts {
 		m.accounted[m.index(s, st.Instant)] = true
+		m.checkRerun(s, sn.id, before, st)
 		if late := now.Sub(st.Instant); !st.Rerun && late >= m.spec.MisfireGrace {
 			s.fail("%s: the job core started instant %d %v late, misfire_grace %v", sn.id, m.index(s, st.Instant), late, m.spec.MisfireGrace)
 		}
@@ -326,6 +346,7 @@ func (m *jobModel) stopLeading(s *Sim, sn *simNode, jn *jobNode) {
 			m.stopped(sn.id, m.index(s, r.start.Instant), s.toSim(sn, stop))
 		}
 		if !m.cfg.StopSlowly {
+			m.ended(s, r.start)
 			jn.core.Ended(r.start, jobs.OutcomeCancelled)
 		}
 	}
@@ -356,6 +377,8 @@ func (m *jobModel) apply(s *Sim, sn *simNode, jn *jobNode) bool {
 	for _, l := range rd.Logs {
 		s.logf("%s %s %v", sn.id, l.Msg, l.Attrs)
 		m.account(s, l)
+		m.heard(s, sn.id, l)
+		m.checkMissed(s, sn, l)
 	}
 	return rd.Published || len(rd.Holding) > 0 || len(rd.Logs) > 0
 }
@@ -384,6 +407,7 @@ func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode, now time.Time) {
 			left = append(left, r)
 			continue
 		}
+		m.ended(s, r.start)
 		if r.cancelled {
 			jn.core.Ended(r.start, jobs.OutcomeCancelled)
 			continue
@@ -400,6 +424,7 @@ func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode, now time.Time) {
 // time), and checks that no instant starts twice.
 func (m *jobModel) start(s *Sim, sn *simNode, st jobs.Start, end time.Time) {
 	id, k := sn.id, m.index(s, st.Instant)
+	m.started(k)
 	m.stats.Starts++
 	m.lastStart = s.now
 	if st.Rerun {
@@ -427,37 +452,49 @@ func (m *jobModel) start(s *Sim, sn *simNode, st jobs.Start, end time.Time) {
 	default:
 		s.logf("%s job starts instant %d (rerun %v)", id, k, st.Rerun)
 	}
-	r.live = append(r.live, liveRun{node: id, end: end})
+	r.live = append(r.live, liveRun{node: id, term: st.Term, end: end})
+	r.terms = append(r.terms, st.Term)
 }
 
 // account marks the instants log line l names.
 func (m *jobModel) account(s *Sim, l jobs.LogLine) {
-	var at, from time.Time
-	count := 1
-	for i := 0; i+1 < len(l.Attrs); i += 2 {
-		switch k, _ := l.Attrs[i].(string); k {
-		case "scheduled_at":
-			at, _ = l.Attrs[i+1].(time.Time)
-		case "from":
-			from, _ = l.Attrs[i+1].(time.Time)
-		case "count":
-			count, _ = l.Attrs[i+1].(int)
-		case "schedule_from":
-			if t, _ := l.Attrs[i+1].(time.Time); t.After(m.coldFrom) {
-				m.coldFrom = t
-			}
-		}
+	if t, ok := attr[time.Time](l, "schedule_from"); ok && t.After(m.coldFrom) {
+		m.coldFrom = t
 	}
-	first := m.index(s, at) - int64(count) + 1
-	switch {
-	case !from.IsZero():
-		first = m.index(s, from)
-	case at.IsZero():
-		return
-	}
-	for k := first; k < first+int64(count); k++ {
+	first, n := m.named(s, l)
+	for k := first; k < first+n; k++ {
 		m.accounted[k] = true
 	}
+}
+
+// named returns the instants log line l names: scheduled_at, or a range
+// (from, or scheduled_at as the latest, and count); n is 0 if none.
+func (m *jobModel) named(s *Sim, l jobs.LogLine) (first, n int64) {
+	at, _ := attr[time.Time](l, "scheduled_at")
+	from, _ := attr[time.Time](l, "from")
+	count, ok := attr[int](l, "count")
+	if !ok {
+		count = 1
+	}
+	switch {
+	case !from.IsZero():
+		return m.index(s, from), int64(count)
+	case at.IsZero():
+		return 0, 0
+	}
+	return m.index(s, at) - int64(count) + 1, int64(count)
+}
+
+// attr returns the value of l's attribute key, if it is a T.
+func attr[T any](l jobs.LogLine, key string) (T, bool) {
+	for i := 0; i+1 < len(l.Attrs); i += 2 {
+		if k, _ := l.Attrs[i].(string); k == key {
+			v, ok := l.Attrs[i+1].(T)
+			return v, ok
+		}
+	}
+	var zero T
+	return zero, false
 }
 
 // CheckJobsRun checks that a run started at since or later: once a

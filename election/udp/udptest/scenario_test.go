@@ -78,7 +78,7 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 	if jobs != nil {
 		// Runs last up to two periods, so that failovers find them going.
 		jobs.RunFor = time.Duration(shape.Int64N(int64(2 * jobs.Every)))
-		jobs.StopSlowly = *flagHolds
+		jobs.StopSlowly, jobs.Reruns = *flagHolds, *flagReruns
 	}
 	s := New(Options{
 		Seed: seed, Base: base, Link: link, Trace: trace, Probes: probes, Drift: drift,
@@ -217,6 +217,9 @@ func scenario(seed uint64, trace, quorum bool) (*Sim, error) {
 		}
 		// The last run may still be going (overlap: skip) for RunFor.
 		if err := s.CheckJobsRun(s.Now().Add(-2*jobs.Every - jobs.RunFor - time.Second)); err != nil {
+			return s, err
+		}
+		if err := s.CheckJobConclusions(2 * jobs.Every); err != nil {
 			return s, err
 		}
 		if *flagLosses {

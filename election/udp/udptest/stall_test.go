@@ -1,6 +1,7 @@
 package udptest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func stallAfterFireStorm(seed uint64, trace bool) (s *Sim, n stallCounts, err er
 	ids := nodeIDs(3 + 2*shape.IntN(2))
 	c.ClusterSize = len(ids)
 	tm := c.Timings()
-	jobs := &Jobs{Every: time.Duration(1+shape.IntN(3)) * time.Second, Gather: tm.Gather, Strict: true, Rerun: true, RunFor: 2 * time.Second, StopSlowly: *flagHolds}
+	jobs := &Jobs{Every: time.Duration(1+shape.IntN(3)) * time.Second, Gather: tm.Gather, Strict: true, Rerun: true, RunFor: 2 * time.Second, StopSlowly: *flagHolds, Reruns: *flagReruns}
 	s = New(Options{Seed: seed, Base: c, Link: LAN, Trace: trace, Jobs: jobs, StateFiles: shape.IntN(2) == 0}, ids...)
 	r := s.Rand()
 	s.Run(10 * c.Interval)
@@ -79,7 +80,19 @@ func stallAfterFireStorm(seed uint64, trace bool) (s *Sim, n stallCounts, err er
 		}
 	}
 	s.Run(30 * c.Interval)
-	return s, n, s.Err
+	if s.Err != nil {
+		return s, n, s.Err
+	}
+	// Settled: the runs the faults cut short are concluded, and their
+	// reruns made or skipped with a reason.
+	s.Run(tm.Gather + tm.Hold + 3*time.Second + 3*jobs.Every + jobs.RunFor)
+	if s.Err != nil {
+		return s, n, s.Err
+	}
+	if err := s.Converged(); err != nil {
+		return s, n, fmt.Errorf("not converged after the storm: %v", err)
+	}
+	return s, n, s.CheckJobConclusions(2 * jobs.Every)
 }
 
 // stallAfterFire waits for the next instant of the job; if a node
