@@ -8,6 +8,7 @@ import (
 var (
 	flagSeed  = flag.Uint64("sim.seed", 0, "run only this scenario seed (replays a failure exactly)")
 	flagSeeds = flag.Int("sim.seeds", 0, "number of seeded scenarios to run (0: default, fewer under -race)")
+	flagFirst = flag.Uint64("sim.first", 1, "first seed of the scenarios run: with -sim.seeds, a long soak runs in slices")
 	flagTrace = flag.Bool("sim.trace", false, "print the trace of every scenario run with -sim.seed")
 	// flagLosses: until a leader that starts an instant in its gathering
 	// window and ends before deciding its takeover leaves the gap before
@@ -25,7 +26,7 @@ var (
 )
 
 // seeds returns the seeds to run: -sim.seed alone, or n (scaled by
-// -sim.seeds and -race).
+// -sim.seeds and -race) from -sim.first on.
 func seeds(t *testing.T, n int) []uint64 {
 	t.Helper()
 	if *flagSeed != 0 {
@@ -41,7 +42,7 @@ func seeds(t *testing.T, n int) []uint64 {
 	}
 	out := make([]uint64, n)
 	for i := range out {
-		out[i] = uint64(i + 1)
+		out[i] = *flagFirst + uint64(i)
 	}
 	return out
 }
