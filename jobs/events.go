@@ -170,11 +170,15 @@ func (k *Core) Ended(s Start, outcome Outcome) {
 	k.c.finishLocked(s.j, rec)
 }
 
-// NotStarted: the run s did not start, why (the gate or the guard said no
-// before its first attempt). It counts refused and ends cancelled, as the
-// Runner's run does.
+// NotStarted: the run s did not start, why (the guard said no before its
+// first attempt), as the Runner's run does: a scheduled run's instant is
+// owed again (refused.go); a manual run counts refused and ends cancelled.
 func (k *Core) NotStarted(s Start, why string) {
 	rec := s.rec
+	if !rec.Manual {
+		k.c.oweRefusedLocked(s.j, rec.ScheduledAt, rec.Term, k.c.term == rec.Term, why)
+		return
+	}
 	s.j.skipped.Refused++
 	rec.Outcome, rec.Error = OutcomeCancelled, "not started: "+why
 	k.c.logs.Warn("jobs: not starting: "+why, "job", s.Job, "scheduled_at", rec.ScheduledAt, "term", rec.Term)

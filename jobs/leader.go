@@ -171,7 +171,7 @@ func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPl
 		delete(c.unknown, j.id)
 		return takeoverPlan{cursor: up}
 	}
-	plan := takeoverPlan{cursor: e.Instant}
+	plan := takeoverPlan{cursor: e.lastStarted()}
 	h, held := c.heldLocked(j, now)
 	held = held && h.entry.JobID == j.id && e.Outcome == OutcomeRunning &&
 		h.entry.Instant.Equal(e.Instant) && h.entry.Term == e.Term
@@ -213,7 +213,7 @@ func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPl
 	}
 
 	// Instants that fell due since the last one started: nobody ran them.
-	from, overtaken := e.Instant, false
+	from, overtaken := e.lastStarted(), false
 	if e.Term == term && e.Instant.After(takeover) {
 		// This leadership's own run of an instant after the takeover,
 		// started in the gathering window: the gap is counted from what
@@ -224,7 +224,7 @@ func (c *core) takeOver(j *job, takeover, now time.Time, term uint64) takeoverPl
 			return plan
 		}
 		c.concludeOvertakenLocked(j, p, now, log)
-		from, overtaken = p.Instant, true
+		from, overtaken = p.lastStarted(), true
 	}
 	latest, n := latestDue(j.sched, from, takeover)
 	if n == 0 {

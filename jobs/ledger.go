@@ -19,8 +19,9 @@ const MaxLedgerSize = 1024
 // The first byte of an encoded ledger is its version; bump it on any
 // change of layout. Version 2 adds one bit to the outcome byte
 // (heldBit); version 3 another (stopBit), which says that a stop bound
-// follows the term. A ledger is written in the lowest version that holds
-// its entries, so one without a held entry or a stop bound is version 1,
+// follows the term, and the outcome refused. A ledger is written in the
+// lowest version that holds its entries, so one without a held entry, a
+// stop bound or a refused run is version 1,
 // which nodes that know only version 1 read (a rolling upgrade: see
 // docs/jobs.md).
 const (
@@ -70,9 +71,14 @@ const (
 	// the schedule with nothing known before it (a cold start). Later
 	// leaders treat instants after it as missed, not as never due.
 	OutcomeNone Outcome = 6
+	// OutcomeRefused: the run of Instant was recorded running, then
+	// refused before its first attempt started (refused.go): that instant
+	// did not start, and whoever acts next decides it again, as an
+	// instant missed (misfire). Only in a version 3 ledger.
+	OutcomeRefused Outcome = 7
 )
 
-var outcomeNames = [...]string{"", "running", "ok", "failed", "cancelled", "interrupted", "none"}
+var outcomeNames = [...]string{"", "running", "ok", "failed", "cancelled", "interrupted", "none", "refused"}
 
 // String returns the outcome's name as used in logs, metrics and JSON.
 func (o Outcome) String() string {
@@ -103,10 +109,12 @@ func (o Outcome) final() bool {
 
 // reported reports whether o is an outcome a run's own node reported (ok,
 // failed, cancelled), rather than one another node concluded
-// (interrupted) or none yet.
-func (o Outcome) reported() bool { return o.progress() == 3 }
+// (interrupted), none yet, or a start refused before it ran (refused).
+func (o Outcome) reported() bool {
+	return o == OutcomeOK || o == OutcomeFailed || o == OutcomeCancelled
+}
 
-func (o Outcome) valid() bool { return o >= OutcomeRunning && o <= OutcomeNone }
+func (o Outcome) valid() bool { return o >= OutcomeRunning && o <= OutcomeRefused }
 
 // progress orders the states of one run (one instant under one term): it
 // is running, then it ends once. Interrupted is what a leader concludes
@@ -116,7 +124,7 @@ func (o Outcome) valid() bool { return o >= OutcomeRunning && o <= OutcomeNone }
 // run back.
 func (o Outcome) progress() int {
 	switch o {
-	case OutcomeOK, OutcomeFailed, OutcomeCancelled:
+	case OutcomeOK, OutcomeFailed, OutcomeCancelled, OutcomeRefused:
 		return 3
 	case OutcomeInterrupted:
 		return 2
@@ -153,6 +161,16 @@ type LedgerEntry struct {
 	// entry came from a node of an earlier version. Only a running entry
 	// carries it.
 	Stop StopBound `json:"-"`
+}
+
+// lastStarted returns the newest instant e says was started: its own, but
+// for a run refused before it started, the one before (whole seconds:
+// every schedule's instants are).
+func (e LedgerEntry) lastStarted() time.Time {
+	if e.Outcome == OutcomeRefused {
+		return e.Instant.Add(-time.Second)
+	}
+	return e.Instant
 }
 
 // ended returns e, a running entry, with its run's outcome o: an ended run
@@ -222,7 +240,7 @@ func (l Ledger) Encode() []byte {
 		body = append(body, b...)
 		n++
 		switch {
-		case o&stopBit != 0:
+		case o&stopBit != 0 || e.Outcome == OutcomeRefused:
 			version = ledgerVersionStop
 		case o&heldBit != 0:
 			version = max(version, ledgerVersionHeld)
@@ -292,7 +310,7 @@ func DecodeLedger(b []byte) (Ledger, error) {
 			hasStop, o = o&stopBit != 0, o&^stopBit
 		}
 		e.Outcome = Outcome(o)
-		if !e.Outcome.valid() {
+		if !e.Outcome.valid() || e.Outcome == OutcomeRefused && version < ledgerVersionStop {
 			return Ledger{}, fmt.Errorf("jobs: ledger: entry %d: unknown outcome %d", i, e.Outcome)
 		}
 		if e.Held && e.Outcome != OutcomeRunning {

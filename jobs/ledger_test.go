@@ -120,6 +120,25 @@ func TestLedgerStopBounds(t *testing.T) {
 	}
 }
 
+// A run refused before it started (OutcomeRefused) goes in a version 3
+// ledger only: earlier versions do not know the outcome. It names its
+// instant as not started.
+func TestLedgerRefusedEntries(t *testing.T) {
+	e := LedgerEntry{JobID: 1, Instant: t0, Outcome: OutcomeRefused, Term: 4}
+	b := Ledger{Entries: []LedgerEntry{e}}.Encode()
+	assert.Equal(t, byte(3), b[0])
+	l, err := DecodeLedger(b)
+	require.NoError(t, err)
+	assert.Equal(t, []LedgerEntry{e}, l.Entries)
+	assert.Equal(t, t0.Add(-time.Second), e.lastStarted())
+	assert.Equal(t, t0, LedgerEntry{Instant: t0, Outcome: OutcomeOK}.lastStarted())
+	assert.True(t, newer(e, e.ended(OutcomeRunning)), "refused ends the running entry of its run")
+	assert.False(t, OutcomeRefused.final(), "not a run's end: no history record")
+	b[0] = 2
+	_, err = DecodeLedger(b)
+	assert.ErrorContains(t, err, "unknown outcome 7")
+}
+
 func TestLedgerDecodeErrors(t *testing.T) {
 	good := Ledger{Entries: entries(2)}.Encode()
 	dup := Ledger{Entries: []LedgerEntry{entries(1)[0], entries(1)[0]}}.Encode()

@@ -220,6 +220,9 @@ func (c *core) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, canAc
 	spec, sched := def.spec, def.sched
 	skip := func(instant time.Time, counter *uint64, msg string, attrs ...any) {
 		*counter++
+		if d.refused {
+			c.unstartLocked(j, instant, j.pos.term) // recorded, never started (refused.go)
+		}
 		j.accountLocked(instant)
 		vs = append(vs, verdict{slog.LevelWarn, msg, append([]any{"scheduled_at", instant}, attrs...)})
 	}
@@ -283,7 +286,8 @@ func (c *core) judgeLocked(j *job, def loopDef, d dueStart, now time.Time, canAc
 				"ledger_outcome", e.Outcome, "ledger_term", e.Term)
 			break
 		}
-		if ok && (d.rerun && e.Instant.After(d.instant) || !d.rerun && !d.instant.After(e.Instant)) {
+		if ok && !c.owedLocked(j, d, e) &&
+			(d.rerun && e.lastStarted().After(d.instant) || !d.rerun && !d.instant.After(e.lastStarted())) {
 			// A ledger heard since the takeover (a deposed leader's, during
 			// the gathering window) names this instant or a later one; or a
 			// run of a later instant has started, which supersedes a rerun.
@@ -308,6 +312,7 @@ func (c *core) overtakeLocked(j *job, sched Schedule, d dueStart, base, latest t
 		msg := "jobs: not started: this node could not act as leader before a later instant came due"
 		if d.refused {
 			j.skipped.Refused++
+			c.unstartLocked(j, d.instant, j.pos.term)
 		} else {
 			msg = "jobs: rerun not started: a later instant came due first"
 		}
@@ -335,6 +340,7 @@ func (c *core) handOverDueLocked(j *job) {
 	j.pos.due = dueStart{}
 	if d.refused {
 		j.skipped.Refused++
+		c.unstartLocked(j, d.instant, j.pos.term)
 	}
 	c.logs.Info("jobs: leadership ended before this instant could start; the next leader decides it",
 		"job", j.spec.Name, "scheduled_at", d.instant, "rerun", d.rerun, "refused", d.refused, "term", j.pos.term)

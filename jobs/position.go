@@ -24,9 +24,9 @@ type position struct {
 	// node's own entry and its pool when it took the job up, and from every
 	// entry of another term heard since (inheritLocked). When the
 	// leadership's own runs overtook it before the decision, the failover
-	// gap starts at its instant, and a run it leaves running is concluded
-	// (concludeOvertakenLocked); by then the pool may hold only a relay of
-	// those runs.
+	// gap starts at the last instant it says started (lastStarted), and a
+	// run it leaves running is concluded (concludeOvertakenLocked); by then
+	// the pool may hold only a relay of those runs.
 	inherited LedgerEntry
 	// cursor is the newest instant accounted for: started, skipped with a
 	// logged reason, or made due. The loop waits for sched.Next(cursor).
@@ -67,8 +67,8 @@ func (c *core) takeUpLocked(j *job, now time.Time) {
 		j.pos = position{term: c.term, takeover: c.leadStart, cursor: now}
 		if e, ok := c.own[j.id]; ok {
 			j.pos.inherited = e
-			if e.Instant.After(now) {
-				j.pos.cursor = e.Instant // started already (the clock went back): not again
+			if e.lastStarted().After(now) {
+				j.pos.cursor = e.lastStarted() // started already (the clock went back): not again
 			}
 		}
 		if e, ok := c.peer[j.id]; ok {

@@ -90,8 +90,13 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 	rec.Node, rec.Outcome, rec.ExitCode, rec.Started = r.cfg.Node, OutcomeFailed, -1, time.Now()
 	defer r.wg.Done()
 	defer r.runs.Done()
+	owed := false
 	defer func() {
-		if p := recover(); p != nil {
+		p := recover()
+		if p == nil && owed {
+			return // no run: its instant is decided again
+		}
+		if p != nil {
 			rec.Outcome, rec.Error = OutcomeFailed, fmt.Sprintf("panic: %v", p)
 			r.log.Error("jobs: run panicked", "job", spec.Name, "run_id", rec.RunID,
 				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -133,6 +138,11 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		refuse := func(why string) {
 			if attempt > 1 {
 				log.Warn("jobs: no retry: "+why, "attempt", attempt-1)
+				return
+			}
+			if !rec.Manual {
+				owed = true // no attempt started: the instant is decided again (refused.go)
+				r.oweRefused(j, rec.ScheduledAt, term, leaderCtx.Err() == nil, why)
 				return
 			}
 			r.count(j, func(c *Counters) { c.Refused++ })
@@ -292,11 +302,7 @@ func (c *core) finishLocked(j *job, rec RunRecord) {
 	j.last = &rec
 	delete(c.manualRuns, rec.RunID)
 	if !rec.Manual {
-		if i := slices.IndexFunc(j.schedRuns, func(e LedgerEntry) bool {
-			return e.Term == rec.Term && e.Instant.Equal(rec.ScheduledAt)
-		}); i >= 0 {
-			j.schedRuns = slices.Delete(j.schedRuns, i, i+1)
-		}
+		c.dropSchedRunLocked(j, rec.ScheduledAt, rec.Term)
 	}
 	id := j.id
 	if rec.Manual {
@@ -311,6 +317,16 @@ func (c *core) finishLocked(j *job, rec RunRecord) {
 	}
 	c.runEndedLocked() // after the ledger shows the outcome: a release carries it
 	c.history.Add(rec)
+}
+
+// dropSchedRunLocked forgets j's scheduled run of instant under term as
+// one this process runs. Must hold r.mu.
+func (c *core) dropSchedRunLocked(j *job, instant time.Time, term uint64) {
+	if i := slices.IndexFunc(j.schedRuns, func(e LedgerEntry) bool {
+		return e.Term == term && e.Instant.Equal(instant)
+	}); i >= 0 {
+		j.schedRuns = slices.Delete(j.schedRuns, i, i+1)
+	}
 }
 
 // trigger is LANLEADER_TRIGGER: what started the run.

@@ -82,6 +82,32 @@ func TestGapOvertakenConcludesTheRunItTookOver(t *testing.T) {
 	t.Run("held", gapOvertakenHeld)
 }
 
+// As TestGapOvertakenConcludesTheRunItTookOver, but a refused its run of
+// 00:00:22 before its first attempt (its entry says refused: the instant
+// did not start, refused.go). Heard after b's own 00:00:24 started, that
+// instant is overtaken with 00:00:23, both counted and logged: the gap
+// starts at the last instant a says started, 00:00:21, not at 00:00:22.
+func TestGapOvertakenCountsARefusedInstant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		spec := Spec{Name: "fin", Schedule: "* * * * * *", Shell: "x", RerunInterrupted: true}
+		b, f, logs := overtakenAt24(ctx, t, spec, 0)
+		require.NoError(t, b.AdoptLedgerFrom("c", HoldsNothing, ledgerOf("fin", minute(0).Add(22*time.Second), OutcomeRefused, 1)))
+		time.Sleep(minute(0).Add(26*time.Second + 500*time.Millisecond).Sub(time.Now()))
+		synctest.Wait()
+
+		assert.Equal(t, []string{"2000-01-01T00:00:24Z", "2000-01-01T00:00:25Z", "2000-01-01T00:00:26Z"}, f.scheduled("fin"))
+		if l := logs.find("jobs: instants missed during failover; overtaken by a later instant already started"); assert.Len(t, l, 1) {
+			assert.Equal(t, "2000-01-01 00:00:23 +0000 UTC", l[0]["scheduled_at"])
+			assert.Equal(t, "2", l[0]["count"], "00:00:22 and 00:00:23")
+		}
+		assert.Empty(t, logs.find("jobs: previous leader's run was interrupted; not running it again: a later instant already started"))
+		assert.Equal(t, uint64(2), b.Snapshot()[0].Skipped.Misfired)
+		cancel()
+		require.NoError(t, b.Wait(context.Background()))
+	})
+}
+
 // overtakenAt24 is the case's common part: b has heard a's run of
 // 00:00:21, leads from 00:00:23.905 under term 2 and has run 00:00:24; it
 // is 00:00:24.300.
