@@ -294,7 +294,9 @@ const notStartingPrefix = "jobs: not starting: "
 // leave no scheduled instant unrun, with why.
 var demoLinesNotMissed = map[string]string{
 	notStartingPrefix: "composed with Runner.mayStart's reasons, each a skip rule",
-	"jobs: not starting yet: this node cannot currently act as leader; trying again until it can":      "not a skip: the start is retried",
+	"jobs: not starting yet: this node cannot currently act as leader; trying again until it can":          "not a skip: the start is retried",
+	"jobs: not started in the leadership it was decided in, which ended; this leadership decides it again": "not a skip: this leadership decides the instant again",
+	"jobs: not started: ": "composed with the guard's reason and \"; the next leadership decides this instant\": handed over, the next leader decides the instant (jobs/refused.go)",
 	"jobs: not running it again: its run ended after all (outcome heard)":                              "a rerun: the instant ran",
 	"jobs: not running it again: this instant is still going on another node":                          "a rerun: the instant runs elsewhere",
 	"jobs: previous leader's manual run was interrupted; not running it again (manual runs never are)": "a manual run, not a scheduled instant",

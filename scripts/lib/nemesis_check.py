@@ -80,6 +80,7 @@ from nemesis_plan import JOBS  # noqa: E402
 # What lanleader logs about instants, by the start of the message (the
 # runner's words; a new reason to skip needs no change here):
 NOT_STARTING = ("jobs: not starting: ", "jobs: not started: ")  # + the reason: a logged skip
+HANDED_OVER = "; the next leadership decides this instant"  # a refused start given up to the next leader (jobs/refused.go)
 REASONS = {  # a short name for the reasons the report counts apart
     "previous run still going (overlap: skip)": "overlap",
     "previous run still going on another node (overlap: skip)": "held elsewhere",
@@ -291,6 +292,8 @@ def check(a):
                 overtaken.append((job, i - (int(o.get("count", 1)) - 1) * JOBS[job][1], int(o.get("count", 1))))
             elif msg in SKIPPED:
                 logged.setdefault((job, i), []).append((SKIPPED[msg], node, ms))
+            elif msg.endswith(HANDED_OVER):
+                pass  # not a skip: the next leadership decides the instant
             elif msg.startswith(NOT_STARTING):
                 why = msg.split(": ", 2)[2]
                 logged.setdefault((job, i), []).append((REASONS.get(why, why), node, ms))

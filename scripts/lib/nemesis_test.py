@@ -215,6 +215,18 @@ class CheckerTest(unittest.TestCase):
         self.assertIn("skipped: refused until a later instant 1", out)
         self.assertIn("skipped: overtaken 2", out)  # 14 and 15, by the count
 
+    def test_a_refused_start_handed_over_is_no_skip(self):
+        # The guard refused a recorded run and the leadership ended: the
+        # next leader decides the instant; until it says so, it is owed.
+        r = Run()
+        r.drop(T0 + 10)
+        r.log("n1", (T0 + 10) * 1000 + 1,
+              "jobs: not started: this node cannot currently act as leader; the next leadership decides this instant",
+              job=JOB, scheduled_at=iso(T0 + 10))
+        rc, out = r.check()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("MISSING (neither run nor logged skipped): 1", out)
+
     def test_instant_started_twice(self):
         r = Run()
         r.log("n2", (T0 + 12) * 1000, "became leader", term=6)
