@@ -51,6 +51,17 @@ llt_poll() {
 	done
 }
 
+# llt_link_ready NS DEV succeeds once DEV in NS carries frames: its carrier
+# is up and the kernel has given it a real queue. Until the kernel's link
+# watcher runs (up to a second after `link set up`) a new device keeps the
+# "noop" queue, which drops every frame sent: a one-packet client such as
+# `lanleader trigger` then hears nothing.
+llt_link_ready() {
+	local l
+	l=$(ip -n "$1" link show "$2" 2>/dev/null) || return 1
+	[[ $l == *LOWER_UP* && $l != *"qdisc noop"* ]]
+}
+
 llt_ns_add() {
 	ip netns add "$1" || return 1
 	LLT_CREATED_NS+=("$1")

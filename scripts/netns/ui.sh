@@ -13,7 +13,8 @@ ui_client_up() {
 	ip -n "$LLT_SW" link add pcli type veth peer name eth0 netns "$UI_NS" || return 1
 	ip -n "$LLT_SW" link set pcli master br0 up || return 1
 	ip -n "$UI_NS" addr add "$UI_IP/24" brd + dev eth0 || return 1
-	ip -n "$UI_NS" link set eth0 up
+	ip -n "$UI_NS" link set eth0 up || return 1
+	llt_poll 5000 50 llt_link_ready "$UI_NS" eth0 && llt_poll 5000 50 llt_link_ready "$LLT_SW" pcli
 }
 
 # ui_trigger ARGS... runs `lanleader trigger` on the client host against the
