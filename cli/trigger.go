@@ -93,7 +93,7 @@ func runTrigger(cmd *cobra.Command, s *udpSettings, job string, timeout time.Dur
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		var err error
-		ra, err = udp.Request(ctx, t, s.Cluster, keyring, p)
+		ra, err = udp.Request(ctx, t, s.Cluster, keyring, p, udp.Resend{})
 		return ra.Payload, err
 	}
 

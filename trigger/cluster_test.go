@@ -142,7 +142,7 @@ func (c *cluster) clientWithin(t *testing.T, key *wire.Keyring, op trigger.Op, n
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	send := func(ctx context.Context, p []byte) ([]byte, error) {
-		ra, err := udp.Request(ctx, tr, "trig", key, p)
+		ra, err := udp.Request(ctx, tr, "trig", key, p, udp.Resend{})
 		if err == nil {
 			if l := c.leader(); assert.NotNil(t, l) {
 				assert.Equal(t, l.id, ra.Leader, "the leader answers")

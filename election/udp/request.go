@@ -37,50 +37,118 @@ type RequestAnswer struct {
 	Payload []byte
 	// Addr is where it came from.
 	Addr string
+	// Send is which send of the request it answers: 1 for the first.
+	Send int
+}
+
+// Resend is when Request sends a request again while no answer came: First
+// after the first send, then after each wait twice the last, at most Max.
+// The zero Resend sends once.
+type Resend struct {
+	First, Max time.Duration
+}
+
+// DefaultResend sends a request again after 200 ms, 400 ms, 800 ms, then
+// every 1.6 s: a lost frame costs a fifth of a second, and a client that
+// waits 2 s sends four times.
+var DefaultResend = Resend{First: 200 * time.Millisecond, Max: 1600 * time.Millisecond}
+
+// after returns the wait before the send after one that waited last.
+func (r Resend) after(last time.Duration) time.Duration {
+	return min(2*last, max(r.Max, r.First))
 }
 
 // Request broadcasts payload (at most protocol.ClientQueryPad bytes; it is
 // padded with zeros to that size) as a client TRIGGER on t and returns the
-// first answer, or ctx's error if none came. Each call is a new request
-// (fresh sender id, incarnation and nonce). It does not close t.
-func Request(ctx context.Context, t Transport, cluster string, keyring *wire.Keyring, payload []byte) (RequestAnswer, error) {
+// first answer, or ctx's error if none came. While no answer came it sends
+// the request again on resend's backoff, as a fresh request: the same
+// sender id and incarnation, the next sequence number and a new nonce,
+// since every node drops a nonce it has seen. An answer to any of the sends
+// is taken (RequestAnswer.Send says which), so the leader may act on each
+// of them: resend only a request that is safe to repeat. Each call is a
+// new request (fresh sender id and incarnation). It does not close t.
+func Request(ctx context.Context, t Transport, cluster string, keyring *wire.Keyring, payload []byte, resend Resend) (RequestAnswer, error) {
 	if len(payload) > protocol.ClientQueryPad {
 		return RequestAnswer{}, fmt.Errorf("udp: request payload %d bytes, max %d", len(payload), protocol.ClientQueryPad)
 	}
-	r := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	m := protocol.Message{
-		Type:        protocol.Trigger,
-		Cluster:     cluster,
-		From:        fmt.Sprintf("trigger-%08x", r.Uint32()),
-		Incarnation: protocol.NewIncarnation(time.Now().UnixMilli(), uint16(r.Uint32())),
-		Seq:         1,
-		Flags:       protocol.FlagClient,
-		Nonce:       r.Uint64() | 1,
-		// Padded, so the answer is never larger than the request.
-		Payload: append(append(make([]byte, 0, protocol.ClientQueryPad), payload...), make([]byte, protocol.ClientQueryPad-len(payload))...),
+	c := newClientRequest(cluster, payload)
+	if err := c.send(t, keyring); err != nil {
+		return RequestAnswer{}, err
 	}
-	b, err := wire.Encode(m, keyring)
-	if err != nil {
-		return RequestAnswer{}, fmt.Errorf("udp: encode request: %w", err)
+	var timer *time.Timer
+	var again <-chan time.Time // nil: never sent again
+	wait := resend.First
+	if wait > 0 {
+		timer = time.NewTimer(wait)
+		defer timer.Stop()
+		again = timer.C
 	}
-	if err := t.Broadcast(b); err != nil {
-		return RequestAnswer{}, fmt.Errorf("udp: send request: %w", err)
-	}
+	// A failed resend is one more lost frame: the request is out already,
+	// and the error is told only if no answer comes.
+	var resendErr error
 	for {
 		select {
 		case <-ctx.Done():
+			if resendErr != nil {
+				return RequestAnswer{}, fmt.Errorf("%w (%w)", ctx.Err(), resendErr)
+			}
 			return RequestAnswer{}, ctx.Err()
+		case <-again:
+			if err := c.send(t, keyring); err != nil {
+				resendErr = err
+			}
+			wait = resend.after(wait)
+			timer.Reset(wait)
 		case p, ok := <-t.Packets():
 			if !ok {
 				return RequestAnswer{}, fmt.Errorf("udp: request: transport closed")
 			}
 			a, err := wire.Decode(p.Data, keyring)
-			if err != nil || a.Type != protocol.TriggerAnswer || a.Cluster != cluster || a.Nonce != m.Nonce {
+			if err != nil || a.Type != protocol.TriggerAnswer || a.Cluster != cluster || c.sends[a.Nonce] == 0 {
 				continue // not an answer to this request
 			}
-			return RequestAnswer{Leader: a.From, Term: a.Term, Payload: a.Payload, Addr: p.From.String()}, nil
+			return RequestAnswer{Leader: a.From, Term: a.Term, Payload: a.Payload, Addr: p.From.String(), Send: c.sends[a.Nonce]}, nil
 		}
 	}
+}
+
+// clientRequest is the TRIGGER one Request sends, once or again.
+type clientRequest struct {
+	m     protocol.Message
+	rand  *rand.Rand
+	sends map[uint64]int // nonce → which send carried it (1 for the first)
+}
+
+// newClientRequest makes a TRIGGER with a throwaway sender id and
+// incarnation (nodes do not remember clients) and the payload, padded.
+func newClientRequest(cluster string, payload []byte) *clientRequest {
+	r := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	return &clientRequest{rand: r, sends: make(map[uint64]int), m: protocol.Message{
+		Type:        protocol.Trigger,
+		Cluster:     cluster,
+		From:        fmt.Sprintf("trigger-%08x", r.Uint32()),
+		Incarnation: protocol.NewIncarnation(time.Now().UnixMilli(), uint16(r.Uint32())),
+		Flags:       protocol.FlagClient,
+		// Padded, so the answer is never larger than the request.
+		Payload: append(append(make([]byte, 0, protocol.ClientQueryPad), payload...), make([]byte, protocol.ClientQueryPad-len(payload))...),
+	}}
+}
+
+// send broadcasts the request with the next sequence number and a nonce
+// of its own (never zero: zero means "no nonce").
+func (c *clientRequest) send(t Transport, keyring *wire.Keyring) error {
+	c.m.Seq++
+	for c.m.Nonce = c.rand.Uint64() | 1; c.sends[c.m.Nonce] != 0; c.m.Nonce = c.rand.Uint64() | 1 {
+	}
+	b, err := wire.Encode(c.m, keyring)
+	if err != nil {
+		return fmt.Errorf("udp: encode request: %w", err)
+	}
+	c.sends[c.m.Nonce] = len(c.sends) + 1
+	if err := t.Broadcast(b); err != nil {
+		return fmt.Errorf("udp: send request: %w", err)
+	}
+	return nil
 }
 
 // serveRequests hands the client requests the protocol accepted to
