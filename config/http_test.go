@@ -59,6 +59,8 @@ func TestParseHTTPJobErrors(t *testing.T) {
 		{"not http", job("    http:\n      url: ftp://nas/x\n"), `d.yaml:5: jobs[0].http.url: "ftp://nas/x": want an http:// or https:// URL`},
 		{"no host", job("    http:\n      url: http:///x\n"), `d.yaml:5: jobs[0].http.url: "http:///x" has no host`},
 		{"bad url", job("    http:\n      url: 'http://app:port/x'\n"), `d.yaml:5: jobs[0].http.url: "http://app:port/x": invalid port ":port" after host`},
+		{"port out of range", job("    http:\n      url: 'http://app:99999/x'\n"), `d.yaml:5: jobs[0].http.url: "http://app:99999/x": port 99999 is not 1-65535`},
+		{"port zero", job("    http:\n      url: 'http://app:0/x'\n"), `d.yaml:5: jobs[0].http.url: "http://app:0/x": port 0 is not 1-65535`},
 		{"bad method", job("    http:\n      url: http://app/x\n      method: 'GET /'\n"), `d.yaml:6: jobs[0].http.method: "GET /" is not a method`},
 		{"bad accept", job("    http:\n      url: http://app/x\n      accept: [200, 6xx]\n"), `d.yaml:6: jobs[0].http.accept: "6xx" is not a status code (100-599) or class (1xx-5xx)`},
 		{"ca_file missing", job("    http:\n      url: https://app/x\n      ca_file: /nonexistent/ca.pem\n"),

@@ -77,6 +77,8 @@ func (h *HTTPRequest) validate() []error {
 		errs = append(errs, fieldErr("http.url", "%q: want an http:// or https:// URL", h.URL))
 	case u.Host == "":
 		errs = append(errs, fieldErr("http.url", "%q has no host", h.URL))
+	case !validPort(u.Port()):
+		errs = append(errs, fieldErr("http.url", "%q: port %s is not 1-65535", h.URL, u.Port()))
 	case h.CAFile != "" && u.Scheme != "https":
 		errs = append(errs, fieldErr("http.ca_file", "given for %q, which is not https", h.URL))
 	}
@@ -185,4 +187,14 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// validPort says whether port, a URL's (digits, url.Parse checked), is
+// empty (the scheme's) or one a connection can go to.
+func validPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535
 }
