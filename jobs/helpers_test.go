@@ -248,7 +248,7 @@ func (h *attrHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	return &attrHandler{sink: h.sink, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
 }
 func (h *attrHandler) Handle(_ context.Context, r slog.Record) error {
-	m := map[string]string{"msg": r.Message}
+	m := map[string]string{"msg": r.Message, "level": r.Level.String()}
 	for _, a := range h.attrs {
 		m[a.Key] = a.Value.String()
 	}

@@ -101,13 +101,17 @@ func (h httpExecutor) do(ctx context.Context, a *attemptCall) attemptResult {
 		return fail("%s %s: %s", spec.method(), spec.URL, describeTransportError(err))
 	}
 	defer resp.Body.Close()
-	if err := readBody(resp.Body, a.output); err != nil {
+	cut, err := readBody(resp.Body, a.output)
+	if err != nil {
 		if ctx.Err() != nil {
 			return fail("%s %s: HTTP %s, aborted while reading the body", spec.method(), spec.URL, resp.Status)
 		}
 		return fail("%s %s: HTTP %s, reading the body: %v", spec.method(), spec.URL, resp.Status, err)
 	}
 	res := attemptResult{Code: resp.StatusCode, OK: accept.has(resp.StatusCode), What: "HTTP " + resp.Status}
+	if cut {
+		res.What += fmt.Sprintf(", body cut after %d bytes", MaxBodyRead)
+	}
 	if res.OK {
 		return res
 	}
@@ -170,23 +174,54 @@ func newHTTPTransport(spec *HTTPRequest, dial func(ctx context.Context, network,
 	}, nil
 }
 
-// readBody delivers the body's lines to output, at most MaxBodyRead bytes;
-// a longer body is cut, and a last line says so.
-func readBody(body io.Reader, output func(stream, line string, partial bool)) error {
+// readBody delivers the body's lines to output, at most MaxBodyRead bytes,
+// and says whether the body went on past them: then the piece of a line
+// the bound cut is delivered partial (it is not a line the application
+// wrote), and a last line says the rest was not read.
+func readBody(body io.Reader, output func(stream, line string, partial bool)) (cut bool, err error) {
 	lr := &io.LimitedReader{R: body, N: MaxBodyRead}
-	err := proc.ReadLines(lr, BodyStream, func(_ proc.Stream, line string, partial bool) {
-		output(BodyStream, line, partial)
-	})
-	if err != nil {
-		return err
+	tr := &lastByteReader{r: lr}
+	// Each line is held until the next one comes: only at the end is it
+	// known whether the last one was cut.
+	var held struct {
+		line    string
+		partial bool
+		ok      bool
 	}
-	if lr.N == 0 {
-		var one [1]byte
-		if n, _ := body.Read(one[:]); n > 0 {
-			output(BodyStream, fmt.Sprintf("(body cut after %d bytes: the rest was not read)", MaxBodyRead), false)
+	flush := func(cutHere bool) {
+		if held.ok {
+			output(BodyStream, held.line, held.partial || cutHere)
+			held.ok = false
 		}
 	}
-	return nil
+	err = proc.ReadLines(tr, BodyStream, func(_ proc.Stream, line string, partial bool) {
+		flush(false)
+		held.line, held.partial, held.ok = line, partial, true
+	})
+	if err == nil && lr.N == 0 {
+		var one [1]byte
+		n, _ := body.Read(one[:])
+		cut = n > 0
+	}
+	flush(cut && tr.last != '\n')
+	if cut {
+		output(BodyStream, fmt.Sprintf("(body cut after %d bytes: the rest was not read)", MaxBodyRead), false)
+	}
+	return cut, err
+}
+
+// lastByteReader remembers the last byte read through it.
+type lastByteReader struct {
+	r    io.Reader
+	last byte
+}
+
+func (l *lastByteReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if n > 0 {
+		l.last = p[n-1]
+	}
+	return n, err
 }
 
 // describeTransportError says why a request got no response, with a hint

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -97,7 +98,17 @@ func TestHTTPJobAsksTheGuardBeforeItsRequestGoesOut(t *testing.T) {
 					// again (refused.go), until the node may act.
 					assert.Zero(t, srv.requests(), "the request went out after the guard said no")
 					assert.Empty(t, runs)
-					assert.NotEmpty(t, sink.find("jobs: not starting yet: this node cannot currently act as leader; trying again until it can"))
+					// Its start is logged already: the attempt's end says
+					// why nothing was sent, then that the instant waits,
+					// in that order; never "not starting" after it started.
+					sink.mu.Lock()
+					lines := slices.Clone(sink.records)
+					sink.mu.Unlock()
+					started, ended := msgIndex(lines, "jobs: run started"), msgIndex(lines, "jobs: attempt ended")
+					owed := msgIndex(lines, "jobs: not starting yet: this node cannot currently act as leader; trying again until it can")
+					require.True(t, started >= 0 && ended > started && owed > ended, "order: started %d, ended %d, owed %d", started, ended, owed)
+					assert.Contains(t, lines[ended]["result"], "request not sent: this node cannot currently act as leader")
+					assert.Equal(t, -1, msgIndex(lines, "jobs: not starting: "))
 				}
 				cancel()
 				require.NoError(t, r.Wait(context.Background()))

@@ -1,6 +1,9 @@
 package jobs
 
-import "sync"
+import (
+	"sync"
+	"unicode/utf8"
+)
 
 // OutputTailLines is how many of its last output lines a run record keeps.
 const OutputTailLines = 10
@@ -18,7 +21,13 @@ const maxTailLine = 400
 
 func (t *outputTail) add(line string) {
 	if len(line) > maxTailLine {
-		line = line[:maxTailLine] + "…"
+		// Cut at a character's start: a tail goes into JSON and
+		// environment variables, which want valid UTF-8.
+		n := maxTailLine
+		for n > 0 && !utf8.RuneStart(line[n]) {
+			n--
+		}
+		line = line[:n] + "…"
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

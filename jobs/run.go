@@ -135,7 +135,10 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		// leadership the run was decided in: one that ended meanwhile may
 		// have let another leader run the instant, even if this node
 		// leads again now.
-		refuse := func(why string) {
+		// logged: the attempt's "run started" is in the log already (a
+		// request refused as it was about to go out), so a manual run's
+		// refusal is its end, not a start that did not happen.
+		refuse := func(why string, logged bool) {
 			if attempt > 1 {
 				log.Warn("jobs: no retry: "+why, "attempt", attempt-1)
 				return
@@ -146,6 +149,11 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 				return
 			}
 			r.count(j, func(c *Counters) { c.Refused++ })
+			if logged {
+				rec.Outcome, rec.Error = OutcomeCancelled, "cancelled before it acted: "+why
+				log.Warn("jobs: run cancelled before it acted: "+why, "scheduled_at", rec.ScheduledAt, "term", term)
+				return
+			}
 			rec.Outcome, rec.Error = OutcomeCancelled, "not started: "+why
 			log.Warn("jobs: not starting: "+why, "scheduled_at", rec.ScheduledAt, "term", term)
 		}
@@ -153,7 +161,7 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		// before the guard said yes.
 		boot := r.bootNow()
 		if why := r.mayStart(leaderCtx); why != "" {
-			refuse(why)
+			refuse(why, false)
 			return
 		}
 		if attempt > 1 {
@@ -165,9 +173,10 @@ func (r *Runner) run(leaderCtx context.Context, j *job, spec Spec, rec RunRecord
 		res := r.attempt(runCtx, leaderCtx, term, &spec, &rec, runLicence(&spec, boot))
 		if res.Refused != "" {
 			// Asked again as it was about to act (a request, once its
-			// connection was made): nothing of this attempt was done.
+			// connection was made): nothing of this attempt was done,
+			// though its start was logged.
 			rec.Attempt, rec.Output = last.Attempt, last.Output
-			refuse(res.Refused)
+			refuse(res.Refused, true)
 			return
 		}
 		rec.ExitCode = res.Code
