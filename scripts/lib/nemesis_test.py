@@ -99,11 +99,11 @@ class Run:
 
 class CheckerTest(unittest.TestCase):
     def setUp(self):
-        self.jobs = nemesis_check.JOBS
-        nemesis_check.JOBS = {JOB: nemesis_plan.JOBS[JOB]}
+        self.jobs, self.finish = nemesis_check.JOBS, nemesis_check.FINISH
+        nemesis_check.JOBS, nemesis_check.FINISH = {JOB: nemesis_plan.JOBS[JOB]}, set()
 
     def tearDown(self):
-        nemesis_check.JOBS = self.jobs
+        nemesis_check.JOBS, nemesis_check.FINISH = self.jobs, self.finish
         while RUNS:
             shutil.rmtree(RUNS.pop(), ignore_errors=True)
 
@@ -253,19 +253,62 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("OLD TERM ACTED AFTER A NEWER ONE: 5", out)  # n1's 16..20 under term 5
 
-    def test_inversion_excused_when_paused_between_decision_and_start(self):
+    def late_start(self, scope, pause_ms, end_after_ms=5):
+        """n2 leads term 6 from T0+19 and runs 19; n1, term 5, decided 20
+        at T0+20 and was paused (scope) for pause_ms right after; its run's
+        start line comes as it resumes, its end end_after_ms later."""
         r = Run()
         r.drop(T0 + 20)
         r.log("n2", (T0 + 19) * 1000 + 500, "became leader", term=6)
-        r.run("n2", T0 + 19, 6, "new", (T0 + 19) * 1000 + 600)
+        r.drop(T0 + 19)
+        r.run("n2", T0 + 19, 6, "new", (T0 + 19) * 1000 + 600, (T0 + 22) * 1000 + 500)
         r.log("n1", (T0 + 20) * 1000 + 1, "jobs: run started", job=JOB, run_id="late", attempt=1,
               scheduled_at=iso(T0 + 20), term=5)
-        r.faults += ["%d 3 stop n1 scope=node" % ((T0 + 20) * 1000 + 2), "%d 3 cont n1 scope=node" % ((T0 + 22) * 1000)]
-        r.run("n1", T0 + 20, 5, "late", (T0 + 22) * 1000 + 1)
+        cont = (T0 + 20) * 1000 + 2 + pause_ms
+        r.faults += ["%d 3 stop n1 scope=%s" % ((T0 + 20) * 1000 + 2, scope), "%d 3 cont n1 scope=%s" % (cont, scope)]
+        r.run("n1", T0 + 20, 5, "late", cont + 1, cont + 1 + end_after_ms)
+        return r
+
+    def test_a_start_after_a_stall_between_guard_and_exec_is_the_window(self):
+        # A cancel run of a frozen node (its process exec'd before the
+        # freeze) ends within its licence after the resume: the window.
+        rc, out = self.late_start("node", 1400).check()
+        self.assertEqual(rc, 0, out)
+        self.assertIn("inversions in the window between the guard and the exec: 1", out)
+        self.assertIn("overlaps in the window between the guard and the exec: 1", out)
+        self.assertIn("inversions 0 (+1 window), overlaps 0 (+1 window", out)
+        # A pause long before the run was decided excuses nothing.
+        r = self.late_start("node", 1400)
+        r.faults = [f for f in r.faults if " 3 " not in f]
+        r.faults += ["%d 1 stop n1 scope=node" % ((T0 + 3) * 1000), "%d 1 cont n1 scope=node" % ((T0 + 4) * 1000)]
         rc, out = r.check()
-        self.assertIn("inversions excused (node paused between decision and start): 1", out)
-        self.assertNotIn("OLD TERM ACTED", out)
-        self.assertIn("STARTED TWICE", out)  # 19 twice, as the fabricated run says; not the point here
+        self.assertEqual(rc, 1, out)
+        self.assertIn("OLD TERM ACTED AFTER A NEWER ONE: 1", out)
+        self.assertIn("OVERLAPPING RUNS ON TWO NODES: 1", out)
+
+    def test_a_cancel_run_past_its_licence_is_not_the_window(self):
+        # lanleader alone stalled 1.4 s between the guard and the exec: the
+        # licence (0.3 s) had run out, the shim must not have started it.
+        rc, out = self.late_start("daemon", 1400).check()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("OLD TERM ACTED AFTER A NEWER ONE: 1", out)
+        self.assertIn("OVERLAPPING RUNS ON TWO NODES: 1", out)
+        # A frozen node's cancel run going on 3 s after the resume: its
+        # shim did not stop it.
+        rc, out = self.late_start("node", 1400, end_after_ms=3000).check()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("OLD TERM ACTED AFTER A NEWER ONE: 1", out)
+
+    def test_a_finish_run_after_a_stall_between_guard_and_exec_is_the_window(self):
+        # Nothing in lanleader bounds a finish run's start after the stall
+        # (docs/jobs.md, "The last check before exec"): either scope, any
+        # length, is the window, not an overlap or a duplicate.
+        nemesis_check.FINISH = {JOB}
+        for scope in ("daemon", "node"):
+            rc, out = self.late_start(scope, 1400, end_after_ms=3000).check()
+            self.assertEqual(rc, 0, out)
+            self.assertIn("overlaps in the window between the guard and the exec: 1", out)
+            self.assertIn("finish run: its node paused between the guard and the exec (%s)" % scope, out)
 
     def test_runs_overlapping_on_two_nodes(self):
         r = Run()
