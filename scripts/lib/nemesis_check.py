@@ -39,7 +39,12 @@ missing   owed and not accounted for: each is printed with the faults
 off       a run of an instant that is not one of its job's instants.
 twice     an instant with runs of two run ids (retries share one). A
           second run that its node logged as a rerun_interrupted rerun of
-          that instant is by design (at least once), counted apart.
+          that instant is by design (at least once), counted apart. Each
+          is given the faults that can explain it (split: a partition,
+          one-way drop or loss burst touching either node; pause: the
+          first run's node paused; kill: its node killed), from its
+          instant to the second start, and the report counts them by
+          cause (without quorum, docs/jobs.md, Limits, names these).
 inversion a run (an attempt's start) under term T that starts after a run
           under a higher term started: an old leader acted after a newer
           one (fencing monotonicity).
@@ -218,6 +223,18 @@ class Faults:
             if a >= ms:
                 return a, "killed"
         return self.stop_ms, "stopped at the end"
+
+    def causes(self, first, second, lo, hi):
+        """What faults in [lo, hi] can explain a second run of an instant:
+        split, pause, kill (sorted), or "none"."""
+        out = set()
+        if self.cut(first, lo, hi) or self.cut(second, lo, hi):
+            out.add("split")
+        if self.paused(first, lo, hi):
+            out.add("pause")
+        if any(lo <= a <= hi for a, _ in self.down.get(first, [])):
+            out.add("kill")
+        return "+".join(sorted(out)) or "none"
 
     def around(self, ms, before=6000, after=3000):
         return ["%s step %s %s %s" % (hms(t), s, a, x) for t, s, a, x in self.lines if ms - before <= t <= ms + after]
@@ -405,7 +422,7 @@ def check(a):
     refused_lost = sorted(k for k, s in status.items() if s == "skipped: refused")
 
     # Instants started twice.
-    twice, by_design = [], []
+    twice, by_design, twice_causes = [], [], {}
     for (job, t), xs in sorted(started.items()):
         ids = []
         for x in sorted(xs, key=lambda x: x.start):
@@ -417,7 +434,9 @@ def check(a):
             if (job, t, x.node) in reruns:
                 by_design.append(desc)
             else:
-                twice.append(desc)
+                why = faults.causes(ids[0].node, x.node, t * 1000 - 1000, x.start)
+                twice_causes[why] = twice_causes.get(why, 0) + 1
+                twice.append(desc + " [" + why + "]")
 
     # An old term acting after a newer one.
     inversions, inv_window = [], []
@@ -488,6 +507,8 @@ def check(a):
     if refused_lost:
         out.append("refused by the guard (cannot act as leader) and run by nobody: %d: %s" % (
             len(refused_lost), " ".join("%s@%s" % (j, hms(t * 1000)) for j, t in refused_lost[:20])))
+    if twice_causes:
+        out.append("twice by cause: " + ", ".join("%s %d" % kv for kv in sorted(twice_causes.items())))
     if errors:
         out.append("ERROR lines: " + "; ".join("%s x%d" % kv for kv in sorted(errors.items())))
     sections = [
