@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -123,8 +124,13 @@ func (p procExecutor) execute(ctx context.Context, a *attemptCall) attemptResult
 			a.output(string(s), line, partial)
 		},
 	})
-	return attemptResult{OK: res.OK(), Code: res.ExitCode, Stopped: res.Stopped, Expired: res.Expired,
+	out := attemptResult{OK: res.OK(), Code: res.ExitCode, Stopped: res.Stopped, Expired: res.Expired,
 		What: res.String(), Duration: res.Duration}
+	if errors.Is(res.Err, proc.ErrUnlicensed) {
+		// The shim's own last check: nothing of the attempt ran.
+		out.Refused = "its licence ran out before the exec (this node could not act as leader meanwhile)"
+	}
+	return out
 }
 
 // identityVar is one thing a run is told about itself: a process as

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/lanleader/lanleader/internal/proc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -221,5 +222,42 @@ func TestARunRefusedAfterTheGateIsDecidedAgainByTheNextLeader(t *testing.T) {
 		cancel()
 		require.NoError(t, a.Wait(context.Background()))
 		require.NoError(t, b.Wait(context.Background()))
+	})
+}
+
+// The shim is the last check: a run's licence counts from before the
+// guard's yes, and a node that stalled past it before the exec (a pause
+// of 0.3 s or more, shorter than a failover) has its shim start nothing
+// ("licence ran out before the start"). Nothing of the attempt was done,
+// as when the guard says no: the instant is owed again and starts once
+// the node may act, not recorded failed and left run by nobody.
+func TestARunItsShimRefusedIsStartedOnceTheNodeMayAct(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var n atomic.Int32
+		f := &fakeExec{behave: func(context.Context, call) proc.Result {
+			if n.Add(1) == 1 {
+				return proc.Result{ExitCode: -1, Err: proc.ErrUnlicensed}
+			}
+			return proc.Result{Started: time.Now()}
+		}}
+		recs := &records{}
+		r := newTestRunnerCfg(t, testConfig{Node: "a", Jobs: []Spec{everyMinute("m")}, OnRunFinished: recs.add}, f)
+		newFakeElector(ctx, "a", r.Callbacks()).lead(1)
+		time.Sleep(time.Minute + 2*time.Second)
+		synctest.Wait()
+		calls := f.all()
+		require.Len(t, calls, 2, "the instant started again once the node may act")
+		for _, c := range calls {
+			assert.Equal(t, "2000-01-01T00:01:00Z", c.Env["LANLEADER_SCHEDULED_AT"])
+		}
+		require.Len(t, recs.all(), 1)
+		assert.Equal(t, OutcomeOK, recs.all()[0].Outcome, recs.all()[0].Error)
+		s := r.Snapshot()[0]
+		assert.Zero(t, s.Skipped.Refused)
+		assert.Equal(t, OutcomeOK, s.Ledger.Outcome)
+		cancel()
+		require.NoError(t, r.Wait(context.Background()))
 	})
 }

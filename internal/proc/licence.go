@@ -2,6 +2,7 @@ package proc
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"sync"
 	"time"
@@ -33,6 +34,11 @@ type Licence struct {
 	w        *os.File // the shim's licence pipe, once Run started it
 	closed   bool
 }
+
+// ErrUnlicensed is Result.Err of a run whose Licence had run out before
+// its command could start: nothing of it ran (the holder stalled between
+// its check and the exec).
+var ErrUnlicensed = errors.New("licence ran out before the start")
 
 // NewLicence returns a licence that runs out at deadline (BootNow's clock).
 func NewLicence(deadline time.Duration) *Licence { return &Licence{deadline: deadline} }

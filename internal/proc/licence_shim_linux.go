@@ -45,7 +45,7 @@ func openLicence() (*shimLicence, error) {
 	}
 	first = latestQueued(4, first)
 	if BootNow() >= first {
-		return nil, errors.New("licence ran out before the start")
+		return nil, ErrUnlicensed
 	}
 	l := &shimLicence{grace: time.Duration(grace), deadline: first}
 	l.renewed.Store(int64(first))

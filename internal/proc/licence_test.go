@@ -82,6 +82,7 @@ func TestLicenceRunOutBeforeStartStartsNothing(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	res := Run(context.Background(), Spec{Argv: sh("touch " + marker), Licence: NewLicence(BootNow() - time.Millisecond)})
 	require.Error(t, res.Err)
+	assert.ErrorIs(t, res.Err, ErrUnlicensed, "a caller tells it apart from a command that could not start")
 	assert.Contains(t, res.Err.Error(), "licence ran out before the start")
 	assert.NoFileExists(t, marker)
 }

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,8 +22,9 @@ import (
 //     are reparented to it, reaped at once, and killed when the run ends,
 //     even those that left the process group (setsid, daemonizing);
 //   - ignores the signals Run sends the group (the command decides), and
-//     reports how the command ended on fd 3 ("exit N", "signal N" or
-//     "error MSG"), since its own exit status cannot carry a signal.
+//     reports how the command ended on fd 3 ("exit N", "signal N",
+//     "error MSG", or "unlicensed": its licence had run out before the
+//     start), since its own exit status cannot carry a signal.
 //
 // Any program that imports this package becomes the shim when started that
 // way: the package's init runs it and exits before main.
@@ -79,6 +81,10 @@ func shim(parent string, args []string) int {
 		return 1 // lanleader died before the command started
 	}
 	lic, err := openLicence()
+	if errors.Is(err, ErrUnlicensed) {
+		report("unlicensed")
+		return 126
+	}
 	if err != nil {
 		report("error %v", err)
 		return 126

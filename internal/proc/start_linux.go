@@ -127,6 +127,9 @@ func (l *launch) finish(res *Result) {
 		case kind == "error":
 			res.ExitCode, res.Signal = -1, 0
 			res.Err = errors.New(arg)
+		case kind == "unlicensed":
+			res.ExitCode, res.Signal = -1, 0
+			res.Err = ErrUnlicensed
 		}
 	}
 }
