@@ -113,7 +113,7 @@ MISSED = "missed during failover"  # a takeover's word on the latest instant of 
 MISSED_RANGE = "jobs: instants missed during failover; overtaken by a later instant already started"  # count, ending at scheduled_at
 OVERTAKEN = "jobs: instants overtaken by a later one; skipped"  # from, count
 RERUN = "running it again (rerun_interrupted)"  # in every message that reruns an interrupted instant
-NOT_RERUN = "not running it again"  # in every message that concludes an instant interrupted for good
+NOT_RERUN = ("not running it again", "too late to run it again")  # in every message that concludes an instant interrupted for good
 FINISH = {name for name, j in JOBS.items() if "on_leader_loss: finish" in j[4]}
 # How long after its frozen node resumes a cancel run may still go on: its
 # licence (jobs.Licence, 300 ms, already run out by then), its shim's
@@ -352,7 +352,7 @@ def check(a):
                 misfires.append((job, i))
                 if any(w in msg for w in ("skipped", "too late", "not run")):
                     logged.setdefault((job, i), []).append(("misfire", node, ms))
-            elif NOT_RERUN in msg and "interrupted" in msg and not o.get("manual"):
+            elif any(w in msg for w in NOT_RERUN) and "interrupted" in msg and not o.get("manual"):
                 logged.setdefault((job, i), []).append(("interrupted", node, ms))
             if RERUN in msg:
                 reruns.add((job, i, node))

@@ -157,6 +157,16 @@ class CheckerTest(unittest.TestCase):
         rc, out = r.check()
         self.assertEqual(rc, 0, out)
         self.assertIn("skipped: interrupted 1", out)
+        # Concluded once its holder can no longer be running it, too late
+        # for a rerun (misfire_grace): as final.
+        r = Run()
+        r.drop(T0 + 10)
+        r.log("n2", (T0 + 14) * 1000, "jobs: previous leader's run can no longer be going (stopped with its "
+              "leadership, kill grace over); run interrupted, too late to run it again (misfire_grace)",
+              job=JOB, scheduled_at=iso(T0 + 10))
+        rc, out = r.check()
+        self.assertEqual(rc, 0, out)
+        self.assertIn("skipped: interrupted 1", out)
 
     def test_a_gap_coalesced_into_a_rerun_is_accounted_for_by_its_line(self):
         # The takeover reruns 10 (interrupted) and skips the gap, 11 and
