@@ -113,6 +113,10 @@ MISSED = "missed during failover"  # a takeover's word on the latest instant of 
 MISSED_RANGE = "jobs: instants missed during failover; overtaken by a later instant already started"  # count, ending at scheduled_at
 OVERTAKEN = "jobs: instants overtaken by a later one; skipped"  # from, count
 RERUN = "running it again (rerun_interrupted)"  # in every message that reruns an interrupted instant
+# In an attempt's end result when nothing of it ran: the shim refused the
+# exec, the request was not sent (the instant is decided again, or given up
+# with a line of its own).
+REFUSED_AT_START = ("licence ran out before the start", "request not sent")
 NOT_RERUN = ("not running it again", "too late to run it again")  # in every message that concludes an instant interrupted for good
 FINISH = {name for name, j in JOBS.items() if "on_leader_loss: finish" in j[4]}
 # How long after its frozen node resumes a cancel run may still go on: its
@@ -318,7 +322,7 @@ def check(a):
     out, fails = [], []
 
     # Who led, and what the daemons said about instants.
-    became, decided_at, ended_at, logged = [], {}, {}, {}
+    became, decided_at, ended_at, logged, unstarted = [], {}, {}, {}, set()
     misfires, reruns, overtaken, errors = [], set(), [], {}
     for node, evs in logs.items():
         for ms, o in evs:
@@ -329,6 +333,8 @@ def check(a):
                 decided_at[(o.get("run_id"), o.get("attempt"))] = (ms, node, o)
             elif msg == "jobs: attempt ended":
                 ended_at[(o.get("run_id"), o.get("attempt"))] = ms
+                if any(w in o.get("result", "") for w in REFUSED_AT_START):
+                    unstarted.add((o.get("run_id"), o.get("attempt")))
             if o.get("level") == "ERROR" or "panic" in msg:
                 errors[msg] = errors.get(msg, 0) + 1
             job, sa = o.get("job"), o.get("scheduled_at")
@@ -371,9 +377,10 @@ def check(a):
         if x.end is None and (x.run_id, n_attempt[x.run_id]) in ended_at:
             x.end, x.how = ended_at[(x.run_id, n_attempt[x.run_id])], "no end line; lanleader saw it end"
     # Attempts lanleader started whose process wrote no line: its node was
-    # killed or paused first. They count as started, from lanleader's line.
+    # killed or paused first. They count as started, from lanleader's line,
+    # unless the attempt's end says nothing of it ran.
     for (run_id, k), (ms, node, o) in decided_at.items():
-        if o.get("job") in JOBS and o.get("scheduled_at"):
+        if o.get("job") in JOBS and o.get("scheduled_at") and (run_id, k) not in unstarted:
             x = Attempt(node, o["job"], inst(o["scheduled_at"]), int(o.get("term", 0)), run_id, ms)
             x.decided, x.how = ms, "no run line"
             x.end = ended_at.get((run_id, k))

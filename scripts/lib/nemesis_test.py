@@ -237,6 +237,19 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("MISSING (neither run nor logged skipped): 1", out)
 
+    def test_an_attempt_that_ran_nothing_is_not_a_start(self):
+        # lanleader logged "run started", the shim refused the exec (its
+        # licence ran out): no start line, and the instant is owed.
+        r = Run()
+        r.drop(T0 + 10)
+        r.log("n1", (T0 + 10) * 1000 + 1, "jobs: run started", job=JOB, run_id="x", attempt=1,
+              scheduled_at=iso(T0 + 10), term=5)
+        r.log("n1", (T0 + 10) * 1000 + 500, "jobs: attempt ended", job=JOB, run_id="x", attempt=1,
+              result="licence ran out before the start")
+        rc, out = r.check()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("MISSING (neither run nor logged skipped): 1", out)
+
     def test_instant_started_twice(self):
         r = Run()
         r.log("n2", (T0 + 12) * 1000, "became leader", term=6)
