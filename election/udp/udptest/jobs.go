@@ -148,6 +148,9 @@ type jobModel struct {
 	coldFrom time.Time
 	// concl tracks the runs whose end no node reported (jobs_conclude.go).
 	concl conclusions
+	// rerunRefused are the instants a rerun of which the gate or the
+	// guard refused (jobs_missed.go).
+	rerunRefused map[int64]bool
 }
 
 // instantRuns is what became of one instant's runs.
@@ -167,13 +170,54 @@ type liveRun struct {
 	node string
 	term uint64
 	end  time.Time
+	// licence is when its shim has killed it unless its node renewed its
+	// licence (jobs.Licence) meanwhile (sim time).
+	licence time.Time
+}
+
+// goneBy returns when l's process has ended: by itself, stopped, or
+// killed by its shim when its licence ran out.
+func (l liveRun) goneBy() time.Time {
+	if l.licence.Before(l.end) {
+		return l.licence
+	}
+	return l.end
 }
 
 // liveAt drops the runs of r that ended by now and reports whether any
 // may still be going.
 func (r *instantRuns) liveAt(now time.Time) bool {
-	r.live = slices.DeleteFunc(r.live, func(l liveRun) bool { return !now.Before(l.end) })
+	r.live = slices.DeleteFunc(r.live, func(l liveRun) bool { return !now.Before(l.goneBy()) })
 	return len(r.live) > 0
+}
+
+// killed reports whether node's run under term was killed by its shim
+// before it could end by itself.
+func (r *instantRuns) killed(node string, term uint64) bool {
+	return slices.ContainsFunc(r.live, func(l liveRun) bool { return l.node == node && l.term == term && l.licence.Before(l.end) })
+}
+
+// licensed returns when the shim of a run started, or renewed, at now
+// by sn (node time) kills it unless renewed again (sim time): a cancel
+// job's process is gone within Licence, its kill grace and
+// LicenceKillSettle after its node last saw it may act.
+func (m *jobModel) licensed(s *Sim, sn *simNode, now time.Time) time.Time {
+	return s.toSim(sn, now.Add(jobs.Licence+m.spec.KillGrace+proc.LicenceKillSettle))
+}
+
+// renew renews the licences of sn's runs at now (node time), while it
+// may act.
+func (m *jobModel) renew(s *Sim, sn *simNode, jn *jobNode, now time.Time) {
+	lic := m.licensed(s, sn, now)
+	for _, r := range jn.running {
+		if ir := m.runs[m.index(s, r.start.Instant)]; ir != nil {
+			for i, l := range ir.live {
+				if l.node == sn.id && l.term == r.start.Term && l.licence.Before(lic) {
+					ir.live[i].licence = lic
+				}
+			}
+		}
+	}
 }
 
 // stopped records that node's runs of instant k end by end (sim time): a
@@ -202,7 +246,7 @@ func newJobModel(cfg Jobs, base protocol.Config) *jobModel {
 	}
 	return &jobModel{
 		cfg: cfg, spec: spec, nodes: map[string]*jobNode{}, starts: map[int64]string{}, runs: map[int64]*instantRuns{}, accounted: map[int64]bool{},
-		concl:  newConclusions(),
+		concl: newConclusions(), rerunRefused: map[int64]bool{},
 		timing: jobs.ClusterTiming{Gather: gather, HoldLapse: base.Timings().Hold, Succession: udp.SuccessionFor(base.ClusterSize)},
 	}
 }
@@ -306,6 +350,9 @@ func (m *jobModel) drive(s *Sim, sn *simNode, jn *jobNode) {
 		c.StartLeading(now, jn.term)
 	}
 	mayAct := sn.n.CanActAsLeader(now)
+	if mayAct {
+		m.renew(s, sn, jn, now)
+	}
 	before := entry(c)
 	starts := c.Tick(now, mayAct)
 	if len(starts) > 0 && !mayAct {
@@ -337,6 +384,7 @@ func (m *jobModel) drive(s *Sim, sn *simNode, jn *jobNode) {
 func (m *jobModel) stopLeading(s *Sim, sn *simNode, jn *jobNode) {
 	for _, g := range jn.pending {
 		m.stats.NotStarted++
+		m.notStarted(s, g.start)
 		jn.core.NotStarted(g.start, "the leadership it was decided in ended")
 	}
 	now := s.nodeNow(sn)
@@ -394,6 +442,7 @@ func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode, now time.Time) {
 			keep = append(keep, g)
 		case g.start.Term != jn.term || !sn.n.CanActAsLeader(now):
 			m.stats.NotStarted++
+			m.notStarted(s, g.start)
 			jn.core.NotStarted(g.start, "this node cannot currently act as leader")
 		default:
 			m.start(s, sn, g.start, s.toSim(sn, now.Add(m.cfg.RunFor)))
@@ -412,7 +461,7 @@ func (m *jobModel) settle(s *Sim, sn *simNode, jn *jobNode, now time.Time) {
 			jn.core.Ended(r.start, jobs.OutcomeCancelled)
 			continue
 		}
-		if ir := m.runs[m.index(s, r.start.Instant)]; ir != nil {
+		if ir := m.runs[m.index(s, r.start.Instant)]; ir != nil && !ir.killed(sn.id, r.start.Term) {
 			ir.completed = true
 		}
 		jn.core.Ended(r.start, jobs.OutcomeOK)
@@ -452,7 +501,7 @@ func (m *jobModel) start(s *Sim, sn *simNode, st jobs.Start, end time.Time) {
 	default:
 		s.logf("%s job starts instant %d (rerun %v)", id, k, st.Rerun)
 	}
-	r.live = append(r.live, liveRun{node: id, term: st.Term, end: end})
+	r.live = append(r.live, liveRun{node: id, term: st.Term, end: end, licence: m.licensed(s, sn, s.nodeNow(sn))})
 	r.terms = append(r.terms, st.Term)
 }
 

@@ -71,7 +71,7 @@ func (m *jobModel) runDied(s *Sim, node string, st jobs.Start) {
 	if r == nil || r.completed || r.reported || k < m.concl.latest {
 		return // it ended, or a later instant supersedes it
 	}
-	if slices.ContainsFunc(r.live, func(l liveRun) bool { return l.node != node && s.now.Before(l.end) }) {
+	if slices.ContainsFunc(r.live, func(l liveRun) bool { return l.node != node && s.now.Before(l.goneBy()) }) {
 		return // another run of the instant goes on
 	}
 	key := runKey{k, st.Term}
@@ -100,13 +100,16 @@ type conclusion struct {
 	pending bool
 }
 
-// pendingLines are the lines that name an instant without deciding it.
+// pendingLines are (parts of) the lines that name an instant without
+// deciding it.
 var pendingLines = []string{
 	"jobs: previous leader's run may still be going on its node; waiting",
 	"jobs: previous leader's run still going on its node",
 	"jobs: a run of this job is still going on another node",
 	"jobs: not starting yet: this node cannot currently act as leader",
 	"jobs: leadership ended before this instant could start",
+	"this leadership decides it again",
+	"the next leadership decides this instant",
 }
 
 // concludes reads l.
@@ -116,7 +119,7 @@ func concludes(l jobs.LogLine) conclusion {
 	c.term, _ = attr[uint64](l, "started_term")
 	c.interrupted = c.term != 0 && strings.Contains(l.Msg, "interrupted")
 	c.rerun = c.interrupted && strings.Contains(l.Msg, "running it again") && !strings.Contains(l.Msg, "not running it again")
-	c.pending = slices.ContainsFunc(pendingLines, func(p string) bool { return strings.HasPrefix(l.Msg, p) })
+	c.pending = slices.ContainsFunc(pendingLines, func(p string) bool { return strings.Contains(l.Msg, p) })
 	return c
 }
 
@@ -140,7 +143,7 @@ func (m *jobModel) heard(s *Sim, node string, l jobs.LogLine) {
 	if !m.checked(s) {
 		return
 	}
-	if r := m.runs[k]; r != nil && slices.ContainsFunc(r.live, func(l liveRun) bool { return l.term == c.term && s.now.Before(l.end) }) {
+	if r := m.runs[k]; r != nil && slices.ContainsFunc(r.live, func(l liveRun) bool { return l.term == c.term && s.now.Before(l.goneBy()) }) {
 		s.fail("%s concluded the run of instant %d (term %x) interrupted while its process may still be going: %s", node, k, c.term, l.Msg)
 	}
 }
