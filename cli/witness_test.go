@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -108,8 +109,38 @@ func TestWitnessShowsAsAWitness(t *testing.T) {
 	assert.Contains(t, get("pi", "/metrics"), "\nlanleader_quorum_voters 3\n")
 	assert.Contains(t, get(leader, "/metrics"), "\nlanleader_witness 0\n")
 
-	code, out, errOut := runCLI(t, "who", "--cluster", "witness-test", "--bind", "127.0.0.1", "--peers", strings.Join(peers, ","), "--timeout", "500ms")
+	// who lists the answers that came within its timeout. On a loaded
+	// machine the three in-process nodes can take longer than that to
+	// answer, or a stall of the whole process can make them fail over (the
+	// leader's lease ran out while nobody ran): who is asked again, a
+	// bounded number of times, of the leader the nodes last reported, until
+	// every answer made it. What it shows is asserted as it is.
+	latest := func() {
+		for {
+			select {
+			case e := <-events:
+				if e.msg == "became leader" {
+					leader = e.node
+				}
+			default:
+				return
+			}
+		}
+	}
+	leaderRe := func() string { return `(?m)^LEADER +TERM +ADDRESS +RTT\n` + leader + ` ` }
+	witnessRe := func() string { return `(?m)^WITNESS +FOLLOWS +ADDRESS +RTT\npi +` + leader + ` +127\.0\.0\.1:` }
+	var code int
+	var out, errOut string
+	for range 10 {
+		latest()
+		code, out, errOut = runCLI(t, "who", "--cluster", "witness-test", "--bind", "127.0.0.1", "--peers", strings.Join(peers, ","), "--timeout", "500ms")
+		if code == ExitOK && regexp.MustCompile(leaderRe()).MatchString(out) && regexp.MustCompile(witnessRe()).MatchString(out) {
+			break
+		}
+		t.Logf("who: exit %d, not every answer came within 500ms or %s no longer leads: %s%s", code, leader, out, errOut)
+	}
 	require.Equal(t, ExitOK, code, errOut)
-	assert.Regexp(t, `(?m)^LEADER +TERM +ADDRESS +RTT\n`+leader+` `, out)
-	assert.Regexp(t, `(?m)^WITNESS +FOLLOWS +ADDRESS +RTT\npi +`+leader+` +127\.0\.0\.1:`, out)
+	assert.NotEqual(t, "pi", leader)
+	assert.Regexp(t, leaderRe(), out)
+	assert.Regexp(t, witnessRe(), out)
 }
