@@ -67,6 +67,13 @@ func startPageNode(t *testing.T, net_ *memnet.Network, i int, specs []jobs.Spec)
 	pc := protocol.DefaultLANConfig()
 	pc.NodeID, pc.Cluster = id, "page"
 	pc.Priority = uint8(200 - i) // node-1 is the natural first leader
+	// The test stalls whole (a loaded machine starves the process, nodes,
+	// server and all, for a second or more): on waking, a follower would
+	// take the missed heartbeats for a dead leader and the leader the page
+	// is checked against would change under the test. Suspicion after 5 s
+	// of silence outlasts such stalls; the failover the test makes is a
+	// resignation, which hands over at once.
+	pc.Misses, pc.MaxMisses = 25, 25
 	pc.Rand = rand.New(rand.NewPCG(uint64(i), 11))
 	addr := netip.MustParseAddrPort(fmt.Sprintf("198.18.0.%d:7483", i))
 	pn := &pageNode{id: id, done: make(chan struct{})}
