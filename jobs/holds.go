@@ -3,6 +3,8 @@ package jobs
 import (
 	"context"
 	"time"
+
+	"github.com/lanleader/lanleader/internal/proc"
 )
 
 // Runs held elsewhere.
@@ -37,7 +39,9 @@ import (
 //     that does not name it held) while what this node knows of the run
 //     still says running: the run ended without its outcome reaching
 //     anyone (typically the holder restarted, with a new process that
-//     never ran it) — released;
+//     never ran it) — released; the run died with the holder's previous
+//     process, and counts as going for a kill's settling time
+//     (proc.KillSettle) after the word;
 //   - it lapses unrenewed: the holder died, is cut off, or leads again
 //     and paused; a run that may still be going (quiet.go) is presumed
 //     going until it cannot be.
@@ -80,7 +84,8 @@ type hold struct {
 	// until is when the hold lapses unless renewed.
 	until time.Time
 	// released is set when from said it does not run it while no outcome
-	// of it had reached this node; until is then the time it said so.
+	// of it had reached this node; until is then a kill's settling time
+	// after it said so, when the run can no longer be going.
 	released bool
 	// presumed is set when the run counts as going without a word from
 	// from, until it can no longer be (quiet.go); until is then that time.
@@ -151,7 +156,11 @@ func (c *core) holdLocked(from string, word HoldWord, l Ledger, now time.Time) {
 			// A leader's message: its runs are its own, whatever its
 			// ledger marks; no word of a presumed run's holder made it.
 		case c.stillRunning(id, h.entry):
-			h.released, h.until = true, now
+			// It ran in a process of from's that is gone (from restarted:
+			// its new process never ran it) and died with it, by now plus
+			// a kill's settling time (quiet.go's rule for this node's own
+			// previous process); until then it may still be going.
+			h.released, h.until = true, now.Add(proc.KillSettle)
 			c.holds[id] = h
 			if j, _ := c.jobByLedgerID(id); j != nil {
 				c.emit(effect{kind: effectWake, job: j}) // its loop, if leading, concludes (lapse)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/proc"
 )
 
 // handover is two Runners, a and b, joined the way the udp elector joins
@@ -251,10 +252,13 @@ func TestHoldsComeOnlyFromTheirHolder(t *testing.T) {
 		require.NoError(t, r.AdoptLedgerFrom("c", HoldsNothing, running))
 		assert.True(t, held(), "another node's word changes nothing")
 		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, running))
+		assert.True(t, held(), "a no longer says it runs it: it may still be settling")
+		time.Sleep(proc.KillSettle)
 		assert.False(t, held(), "a no longer says it runs it")
 		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, runs))
 		require.True(t, held())
 		require.NoError(t, r.AdoptLedgerFrom("a", HoldsNothing, runs))
+		time.Sleep(proc.KillSettle)
 		assert.False(t, held(), "a runs nothing now")
 		require.NoError(t, r.AdoptLedgerFrom("a", HoldsMarked, runs))
 		time.Sleep(time.Minute)
