@@ -13,8 +13,8 @@
 // goroutine, process or log of its own: now and the guard's answer are
 // arguments of every decision, and what it decides comes out as effects
 // (log lines, "the ledger changed", holding). The Runner drives it under
-// its lock with timers, processes and a Cluster (runner.go, loop.go:
-// step, lapse; leader.go: startLeading); Core (events.go) drives the very
+// its lock with timers, processes and a Cluster (runner.go, start.go:
+// step, lapse; takeover.go: startLeading); Core (events.go) drives the very
 // same rules by events, as the simulator does on every simulated node
 // (election/udp/udptest).
 //   - the instants of a schedule, a function of time alone (@every too):
@@ -24,11 +24,11 @@
 //     position.go;
 //   - when may a leader start a run — the start check, each start decided
 //     once, started or skipped with a logged reason, or kept owed while
-//     the guard refuses (stepLocked, judgeLocked): loop.go; then the gate
+//     the guard refuses (stepLocked, judgeLocked): start.go; then the gate
 //     (Cluster.Commit) and the guard again right before exec: run.go;
 //   - when is a missed instant run after a failover — what a new
 //     leadership owes for the instants up to its start, after its
-//     gathering window (takeOver): leader.go; how late is too late
+//     gathering window (takeOver): takeover.go; how late is too late
 //     (tooLate, misfire_grace), the one misfire decision: misfire.go;
 //   - runs still going on other nodes (holds, lapseLocked): holds.go, and
 //     until a previous leader's run or service copy can no longer be

@@ -7,8 +7,8 @@ import "time"
 // no node could start it (a failover, the whole cluster off for a reboot,
 // this node unable to act as leader for a while) or when a rerun is
 // decided after a hold lapsed. Every decision that starts an instant late
-// asks tooLate: the takeover's misfire run (takeOver, leader.go), a due
-// start the guard refused or that was woken late (judgeLocked, loop.go),
+// asks tooLate: the takeover's misfire run (takeOver, takeover.go), a due
+// start the guard refused or that was woken late (judgeLocked, start.go),
 // and the rerun of a run whose hold lapsed (lapseLocked, holds.go); after
 // that it is skipped with a logged reason. misfire: skip is the takeover's
 // alone.

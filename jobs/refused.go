@@ -7,7 +7,7 @@ import "time"
 // is asked again right before the exec (mayStart). When the guard refuses
 // the first attempt, no attempt of the instant started: it is not
 // concluded cancelled, which would leave it run by nobody, but decided
-// again, as an instant the guard refused when it came due is (loop.go):
+// again, as an instant the guard refused when it came due is (start.go):
 //
 //   - while the leadership it was decided in goes on, its loop owes it
 //     (a due start, refused): asked about every guardRetry, started late

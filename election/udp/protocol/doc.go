@@ -23,6 +23,6 @@
 //   - what a new leader hears of the old one's runs (the job ledger):
 //     handover.go (gathering window, Payloads, holding); when a missed
 //     instant runs after a failover is the job runner's rule, not the
-//     election's: jobs' takeover (jobs/leader.go, takeOver; misfire
+//     election's: jobs' takeover (jobs/takeover.go, takeOver; misfire
 //     grace in graceOf).
 package protocol
