@@ -301,12 +301,10 @@ const maxClaimBackoffShift = 4
 // vote answers m's claim: a VOTE if we may grant it, else counted as
 // refused.
 func (n *Node) vote(now time.Time, m *Message) {
-	if n.twinned() || !n.q.mayGrant(now, m.Term, m.From) {
-		n.stats.VotesRefused++
+	promise, ok := n.grantFor(now, m, &n.stats.VotesRefused)
+	if !ok {
 		return
 	}
-	n.adaptPromise()
-	promise := n.q.grant(now, m.Term, m.From)
 	n.stats.VotesGranted++
 	n.emit(m.From, Message{Type: Vote, Term: m.Term, Leader: m.From, Promise: promise, Payload: n.payload})
 }
@@ -314,15 +312,26 @@ func (n *Node) vote(now time.Time, m *Message) {
 // ack answers an accepted heartbeat of our leader, renewing its lease and
 // our grant, if we may grant it.
 func (n *Node) ack(now time.Time, m *Message) {
-	if n.twinned() || !n.q.mayGrant(now, m.Term, m.From) {
-		n.stats.AcksRefused++
+	promise, ok := n.grantFor(now, m, &n.stats.AcksRefused)
+	if !ok {
 		return
 	}
-	n.adaptPromise()
-	promise := n.q.grant(now, m.Term, m.From)
 	var seq [8]byte
 	binary.BigEndian.PutUint64(seq[:], m.Seq)
 	n.emit(m.From, Message{Type: Ack, Term: m.Term, Leader: m.From, Promise: promise, Payload: seq[:]})
+}
+
+// grantFor grants m's sender our promise for m's term, the one rule of a
+// VOTE and an ACK, and returns the promise; if we may not grant it (a twin
+// of our id was heard, or mayGrant says no) it counts one more refusal in
+// refused and returns false.
+func (n *Node) grantFor(now time.Time, m *Message, refused *uint64) (promise time.Duration, ok bool) {
+	if n.twinned() || !n.q.mayGrant(now, m.Term, m.From) {
+		*refused++
+		return 0, false
+	}
+	n.adaptPromise()
+	return n.q.grant(now, m.Term, m.From), true
 }
 
 // abandonClaim releases the grant a candidate made to its own claim: it

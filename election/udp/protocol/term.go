@@ -1,6 +1,10 @@
 package protocol
 
-import "hash/fnv"
+import (
+	"cmp"
+	"hash/fnv"
+	"strings"
+)
 
 // Terms are 64-bit fencing tokens with structure:
 //
@@ -50,11 +54,5 @@ func NodeTag(id string) uint16 {
 // higher priority, then higher node id. Node id only decides between equal
 // terms, i.e. a tag collision.
 func better(aTerm uint64, aPrio uint8, aID string, bTerm uint64, bPrio uint8, bID string) bool {
-	if aTerm != bTerm {
-		return aTerm > bTerm
-	}
-	if aPrio != bPrio {
-		return aPrio > bPrio
-	}
-	return aID > bID
+	return cmp.Or(cmp.Compare(aTerm, bTerm), cmp.Compare(aPrio, bPrio), strings.Compare(aID, bID)) > 0
 }

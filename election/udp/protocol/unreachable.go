@@ -1,6 +1,8 @@
 package protocol
 
 import (
+	"cmp"
+	"strings"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
@@ -122,11 +124,5 @@ func (n *Node) rankWait(dead string) time.Duration {
 
 // claimsAhead reports whether a node's claim beats b's in the same round.
 func claimsAhead(aPrio uint8, aTag uint16, aID string, bPrio uint8, bTag uint16, bID string) bool {
-	if aPrio != bPrio {
-		return aPrio > bPrio
-	}
-	if aTag != bTag {
-		return aTag > bTag
-	}
-	return aID > bID
+	return cmp.Or(cmp.Compare(aPrio, bPrio), cmp.Compare(aTag, bTag), strings.Compare(aID, bID)) > 0
 }
