@@ -140,30 +140,20 @@ func (r *reader) need(n int) bool {
 	return true
 }
 
-func (r *reader) u8() uint8 {
-	if !r.need(1) {
-		return 0
-	}
-	v := r.b[r.off]
-	r.off++
-	return v
-}
+func (r *reader) u8() uint8 { return readInt(r, 1, func(b []byte) uint8 { return b[0] }) }
 
-func (r *reader) u16() uint16 {
-	if !r.need(2) {
-		return 0
-	}
-	v := binary.BigEndian.Uint16(r.b[r.off:])
-	r.off += 2
-	return v
-}
+func (r *reader) u16() uint16 { return readInt(r, 2, binary.BigEndian.Uint16) }
 
-func (r *reader) u64() uint64 {
-	if !r.need(8) {
+func (r *reader) u64() uint64 { return readInt(r, 8, binary.BigEndian.Uint64) }
+
+// readInt reads the next n bytes of r as an integer with get; zero once r
+// failed.
+func readInt[T uint8 | uint16 | uint64](r *reader, n int, get func([]byte) T) T {
+	if !r.need(n) {
 		return 0
 	}
-	v := binary.BigEndian.Uint64(r.b[r.off:])
-	r.off += 8
+	v := get(r.b[r.off:])
+	r.off += n
 	return v
 }
 
