@@ -40,9 +40,9 @@ off       a run of an instant that is not one of its job's instants.
 twice     an instant with runs of two run ids (retries share one). A
           second run that its node logged as a rerun_interrupted rerun of
           that instant is by design (at least once), counted apart. Each
-          is given the faults that can explain it (split: a partition,
-          one-way drop or loss burst touching either node; pause: the
-          first run's node paused; kill: its node killed), from its
+          is given the faults that can explain it (partition, oneway,
+          loss: a network fault touching either node; pause: the first
+          run's node paused; kill: its node killed), from its
           instant to the second start, and the report counts them by
           cause (without quorum, docs/jobs.md, Limits, names these).
 inversion a run (an attempt's start) under term T that starts after a run
@@ -217,8 +217,13 @@ class Faults:
 
     def cut(self, node, lo, hi):
         """Whether a network fault that can cut node off lasted into [lo, hi]."""
-        return any(a <= hi and b >= lo and (d.startswith("loss") or node[1:] in re.findall(r"\d+", d))
-                   for a, b, d in self.net)
+        return bool(self.cuts(node, lo, hi))
+
+    def cuts(self, node, lo, hi):
+        """The kinds (partition, oneway, loss) of the network faults that
+        can cut node off and lasted into [lo, hi]."""
+        return {d.split()[0] for a, b, d in self.net
+                if a <= hi and b >= lo and (d.startswith("loss") or node[1:] in re.findall(r"\d+", d))}
 
     def ended_by(self, node, ms):
         """When a run node started at ms ended if it wrote no end line: at
@@ -230,10 +235,9 @@ class Faults:
 
     def causes(self, first, second, lo, hi):
         """What faults in [lo, hi] can explain a second run of an instant:
-        split, pause, kill (sorted), or "none"."""
-        out = set()
-        if self.cut(first, lo, hi) or self.cut(second, lo, hi):
-            out.add("split")
+        partition, oneway, loss (touching either node), pause, kill
+        (sorted), or "none"."""
+        out = self.cuts(first, lo, hi) | self.cuts(second, lo, hi)
         if self.paused(first, lo, hi):
             out.add("pause")
         if any(lo <= a <= hi for a, _ in self.down.get(first, [])):

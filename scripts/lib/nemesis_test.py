@@ -261,7 +261,7 @@ class CheckerTest(unittest.TestCase):
         r.faults += ["%d 4 partition {1}|{2}" % ((T0 + 11) * 1000 + 500), "%d 4 heal" % ((T0 + 13) * 1000)]
         rc, out = r.check(quorum=False)
         self.assertEqual(rc, 0, out)
-        self.assertIn("twice by cause: split 1", out)
+        self.assertIn("twice by cause: partition 1", out)
         r.log("n2", (T0 + 12) * 1000 + 890, nemesis_check.RERUN, job=JOB, scheduled_at=iso(T0 + 12))
         rc, out = r.check()
         self.assertNotIn("STARTED TWICE", out)
