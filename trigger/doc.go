@@ -8,7 +8,9 @@
 // every node, and rate-limits them. The Handler adds what the protocol
 // cannot know, without comparing clocks: a run request carries a ticket the
 // leading process issued for that job a moment before (RunJob asks for it),
-// and each ticket runs the job once (tickets.go). A replay, whenever it
+// and the leader decides each ticket once (tickets.go): a run request sent
+// again with the same ticket gets the first one's answer (the same run id)
+// and starts nothing, so the client may resend it. A replay, whenever it
 // comes and wherever it goes (the same leader, a restarted one, the next
 // one), runs nothing.
 package trigger

@@ -17,7 +17,8 @@ type Runner interface {
 
 // Handler answers trigger requests on the leader (the daemon hands it
 // udp.Config.OnRequest's requests). It issues tickets (OpTicket) and runs a
-// job only for a ticket it issued and has not used (tickets.go).
+// job only for a ticket it issued, once: a run request with a ticket it
+// decided already gets that decision again (tickets.go).
 type Handler struct {
 	Runner Runner
 	// Refuse makes it refuse every request: the daemon sets it when the
@@ -85,20 +86,29 @@ func (h *Handler) answer(from Sender, payload []byte) Answer {
 	case OpTicket:
 		return Answer{Code: Ticket, Ticket: h.tickets.issue(req.Name, now)}
 	}
-	if !h.tickets.use(req.Ticket, req.Name, now) {
-		log.Warn("trigger: refused a run request whose ticket this process did not issue for the job or already used (a replay, or leadership changed)",
+	a, repeat, ok := h.tickets.decide(req.Ticket, req.Name, now, func() Answer { return h.run(log, req.Name) })
+	switch {
+	case !ok:
+		log.Warn("trigger: refused a run request whose ticket this process did not issue for the job, or issued over "+TicketLifetime.String()+" ago (a replay, or leadership changed)",
 			"job", req.Name)
-		return Answer{Code: Stale, Message: "ticket unknown to this leader or already used: nothing ran; ask again"}
+		return Answer{Code: Stale, Message: "ticket unknown to this leader: nothing ran with it here; ask again"}
+	case repeat:
+		log.Info("trigger: a repeated run request got its ticket's decision, and started nothing", "job", req.Name, "code", a.Code, "run_id", a.RunID)
 	}
-	rec, err := h.Runner.Trigger(req.Name)
+	return a
+}
+
+// run starts a manual run of job: the decision on a ticket.
+func (h *Handler) run(log *slog.Logger, job string) Answer {
+	rec, err := h.Runner.Trigger(job)
 	switch {
 	case errors.Is(err, jobs.ErrUnknownJob):
-		return Answer{Code: UnknownJob, Message: "no job named " + req.Name}
+		return Answer{Code: UnknownJob, Message: "no job named " + job}
 	case errors.Is(err, jobs.ErrOverlap):
-		return Answer{Code: Busy, Message: "a run of " + req.Name + " is still going and its overlap is skip"}
+		return Answer{Code: Busy, Message: "a run of " + job + " is still going and its overlap is skip"}
 	case err != nil:
 		return Answer{Code: NotLeading, Message: err.Error()}
 	}
-	log.Info("trigger: manual run started", "job", req.Name, "run_id", rec.RunID, "term", rec.Term)
+	log.Info("trigger: manual run started", "job", job, "run_id", rec.RunID, "term", rec.Term)
 	return Answer{Code: Started, RunID: rec.RunID}
 }

@@ -2,6 +2,7 @@ package trigger
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func (f *fakeRunner) Trigger(name string) (jobs.RunRecord, error) {
 		return jobs.RunRecord{}, f.err
 	}
 	f.started = append(f.started, name)
-	return jobs.RunRecord{Job: name, RunID: "r1", Manual: true}, nil
+	return jobs.RunRecord{Job: name, RunID: fmt.Sprintf("r%d", len(f.started)), Manual: true}, nil
 }
 
 func (f *fakeRunner) RunByID(id string) (jobs.RunRecord, bool) {
@@ -48,9 +49,14 @@ func ticket(t *testing.T, h *Handler, job string) uint64 {
 
 func run(t *testing.T, h *Handler, tk uint64, job string) Code {
 	t.Helper()
+	return runAnswer(t, h, tk, job).Code
+}
+
+func runAnswer(t *testing.T, h *Handler, tk uint64, job string) Answer {
+	t.Helper()
 	a, err := DecodeAnswer(h.Handle(Sender{}, req(t, Request{Op: OpRun, Ticket: tk, Name: job})))
 	require.NoError(t, err)
-	return a.Code
+	return a
 }
 
 // A run request runs the job only with a ticket this Handler issued for
@@ -62,7 +68,8 @@ func TestHandlerTickets(t *testing.T) {
 
 	tk := ticket(t, h, "job")
 	assert.Equal(t, Started, run(t, h, tk, "job"))
-	assert.Equal(t, Stale, run(t, h, tk, "job"), "a ticket is used once")
+	assert.Equal(t, Answer{Code: Started, RunID: "r1"}, runAnswer(t, h, tk, "job"), "a ticket runs once; a repeat gets its run")
+	assert.Equal(t, Stale, run(t, h, tk, "other"), "a used ticket, with another job's name")
 
 	assert.Equal(t, Stale, run(t, h, 0, "job"), "no ticket")
 	assert.Equal(t, Stale, run(t, h, tk+1, "job"), "a ticket never issued")
@@ -76,6 +83,39 @@ func TestHandlerTickets(t *testing.T) {
 	now = now.Add(TicketLifetime - time.Millisecond)
 	assert.Equal(t, Started, run(t, h, fresh, "job"), "a ticket within its lifetime")
 	assert.Equal(t, []string{"job", "job"}, f.started)
+}
+
+// A run request is idempotent by its ticket, like an Idempotency-Key: the
+// leader decides a ticket once, and every request that carries it again (a
+// client resending after a lost answer) gets that decision and starts
+// nothing, for TicketLifetime after the decision.
+func TestHandlerAnswersARepeatWithItsTicketsDecision(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	f := &fakeRunner{}
+	h := &Handler{Runner: f, Now: func() time.Time { return now }}
+
+	tk := ticket(t, h, "job")
+	now = now.Add(TicketLifetime - time.Millisecond)
+	started := runAnswer(t, h, tk, "job")
+	require.Equal(t, Answer{Code: Started, RunID: "r1"}, started)
+	now = now.Add(TicketLifetime - time.Millisecond)
+	assert.Equal(t, started, runAnswer(t, h, tk, "job"), "kept for TicketLifetime after the decision")
+	now = now.Add(time.Millisecond)
+	assert.Equal(t, Stale, run(t, h, tk, "job"), "and no longer")
+	assert.Equal(t, []string{"job"}, f.started, "one run")
+
+	// A refusal is a decision too: a repeat that comes once the runner
+	// would start the job is refused the same way, so the client that
+	// heard the refusal and the leader agree.
+	for err, want := range map[error]Code{jobs.ErrUnknownJob: UnknownJob, jobs.ErrOverlap: Busy, jobs.ErrNotLeading: NotLeading} {
+		f.err = err
+		tk := ticket(t, h, "job")
+		first := runAnswer(t, h, tk, "job")
+		require.Equal(t, want, first.Code)
+		f.err = nil
+		assert.Equal(t, first, runAnswer(t, h, tk, "job"), "%v: the repeat gets the refusal", err)
+	}
+	assert.Equal(t, []string{"job"}, f.started, "the refused tickets ran nothing")
 }
 
 // Issuing past maxTickets forgets the oldest ticket: it runs nothing, and

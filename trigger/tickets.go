@@ -7,24 +7,30 @@ import (
 	"time"
 )
 
-// Replay protection without clocks. A run request carries a ticket the
-// leader issued for that job a moment before (OpTicket), and the leader
-// accepts each ticket once: a replayed run request names a ticket already
-// used, and a leader that restarted, or another node that leads now, never
-// issued it. Nothing compares the client's clock with the leader's, so a
-// client clock that is off by any amount lets no replay through.
+// Replay protection without clocks, and run requests that are safe to
+// repeat. A run request carries a ticket the leader issued for that job a
+// moment before (OpTicket), and the leader decides each ticket once: the
+// first run request with it starts the run (or is refused), and every
+// later one, a client's resend after a lost answer or a replay, gets that
+// same decision and starts nothing, like an HTTP Idempotency-Key. A leader
+// that restarted, or another node that leads now, never issued the ticket
+// and answers Stale. Nothing compares the client's clock with the
+// leader's, so a client clock that is off by any amount lets no replay
+// through.
 
-// TicketLifetime is how long an issued ticket stays usable by the issuing
-// process's own (monotonic) clock: ample for a client that sends its run
-// request as soon as the ticket arrives, short enough that the memory of
-// unused tickets stays small.
+// TicketLifetime is how long an issued ticket stays usable, and a decided
+// one keeps its decision, by the issuing process's own (monotonic) clock:
+// ample for a client that sends its run request as soon as the ticket
+// arrives and resends it while no answer comes, short enough that the
+// memory of tickets stays small.
 const TicketLifetime = 30 * time.Second
 
-// maxTickets bounds the unused tickets remembered; issuing one more forgets
-// the oldest, which only makes that ticket unusable.
+// maxTickets bounds the tickets remembered; issuing one more forgets the
+// oldest, which only makes that ticket Stale (a client that resends a
+// forgotten one says the run may have started: RunJob).
 const maxTickets = 256
 
-// tickets are the unused tickets a Handler issued.
+// tickets are the tickets a Handler issued: unused, or decided.
 type tickets struct {
 	mu     sync.Mutex
 	issued map[uint64]issuedTicket
@@ -32,7 +38,10 @@ type tickets struct {
 
 type issuedTicket struct {
 	job string
-	at  time.Time
+	// at is when it was issued, or decided once decided.
+	at      time.Time
+	decided bool
+	answer  Answer // the decision
 }
 
 // issue returns a new ticket for job at now.
@@ -60,21 +69,29 @@ func (ts *tickets) issue(job string, now time.Time) uint64 {
 	return t
 }
 
-// use reports whether t is an unused, unexpired ticket issued for job, and
-// uses it up.
-func (ts *tickets) use(t uint64, job string, now time.Time) bool {
+// decide returns the decision on ticket t for job: the one made before if
+// t was decided (repeat true), else decide's, made now and kept. ok is
+// false, and nothing is decided, if t is not a ticket this process issued
+// for job or it expired. decide runs under ts.mu, so a ticket is decided
+// once however its requests interleave.
+func (ts *tickets) decide(t uint64, job string, now time.Time, decide func() Answer) (a Answer, repeat, ok bool) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.expire(now)
 	it, ok := ts.issued[t]
-	if !ok || it.job != job {
-		return false
+	switch {
+	case !ok || it.job != job:
+		return Answer{}, false, false
+	case it.decided:
+		return it.answer, true, true
 	}
-	delete(ts.issued, t)
-	return true
+	it.answer, it.decided, it.at = decide(), true, now
+	ts.issued[t] = it
+	return it.answer, false, true
 }
 
-// expire forgets the tickets older than TicketLifetime. Must hold ts.mu.
+// expire forgets the tickets issued, or decided, TicketLifetime ago or
+// earlier. Must hold ts.mu.
 func (ts *tickets) expire(now time.Time) {
 	for t, it := range ts.issued {
 		if now.Sub(it.at) >= TicketLifetime {
