@@ -47,10 +47,13 @@ end and exits with the job's exit status (0 ok; the job's code when it
 failed with one; 1 otherwise).
 
 The run request carries a ticket the leader issued for it a moment before,
-which the leader accepts once: a replayed request runs nothing, whatever the
-clocks say. A run request is sent once and never repeated: if no answer
-comes, the run may or may not have started ("lanleader jobs" on a node
-tells). The cluster refuses requests without its key.`,
+which the leader decides once: a replayed request runs nothing, whatever
+the clocks say. Every request is sent again while no answer comes (after
+0.2 s, 0.4 s, 0.8 s, then every 1.6 s, within --timeout), so one lost frame
+costs a moment, not the run: a run request sent again with the same ticket
+gets the answer of the first (the same run id) and starts nothing. If no
+answer comes at all, the run may or may not have started ("lanleader jobs"
+on a node tells). The cluster refuses requests without its key.`,
 		Example: `  lanleader trigger nightly-backup
   lanleader trigger --config /etc/lanleader/lanleader.yaml --wait nightly-backup
   lanleader trigger --cluster office --secret-file /etc/lanleader/key report`,
@@ -89,12 +92,16 @@ func runTrigger(cmd *cobra.Command, s *udpSettings, job string, timeout time.Dur
 	defer t.Close()
 	// ra is the last answer's envelope: who answered, under which term.
 	var ra udp.RequestAnswer
-	send := func(ctx context.Context, p []byte) ([]byte, error) {
+	send := func(ctx context.Context, p []byte, repeat bool) ([]byte, bool, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
+		resend := udp.Resend{}
+		if repeat {
+			resend = udp.DefaultResend
+		}
 		var err error
-		ra, err = udp.Request(ctx, t, s.Cluster, keyring, p, udp.Resend{})
-		return ra.Payload, err
+		ra, err = udp.Request(ctx, t, s.Cluster, keyring, p, resend)
+		return ra.Payload, ra.Send == 1, err
 	}
 
 	a, err := trigger.RunJob(cmd.Context(), send, job)
@@ -108,6 +115,10 @@ func runTrigger(cmd *cobra.Command, s *udpSettings, job string, timeout time.Dur
 			return fmt.Errorf("no leader of cluster %q answered within %v%s; nothing ran", s.Cluster, timeout, hint)
 		}
 		return fmt.Errorf("no leader of cluster %q answered within %v%s; the run may or may not have started: see 'lanleader jobs'", s.Cluster, timeout, hint)
+	case errors.Is(err, trigger.ErrMayHaveRun):
+		return fmt.Errorf("no answer came to the run request's first send, and %s, which answered it sent again, does not know its ticket "+
+			"(leadership changed, a leader restarted, or %s runs an older lanleader): the run may or may not have started: see 'lanleader jobs'",
+			ra.Leader, ra.Leader)
 	case err != nil:
 		return err
 	case a.Code == trigger.Refused:

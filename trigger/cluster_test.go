@@ -139,16 +139,27 @@ func (c *cluster) clientWithin(t *testing.T, key *wire.Keyring, op trigger.Op, n
 	t.Helper()
 	tr := c.net.Join(netip.MustParseAddrPort("198.18.0.200:40000"))
 	defer tr.Close()
+	return c.clientOn(t, tr, key, op, name, d)
+}
+
+// clientOn is client on tr: it sends as `lanleader trigger` does, each
+// Repeatable request again on udp.DefaultResend while no answer came.
+func (c *cluster) clientOn(t *testing.T, tr udp.Transport, key *wire.Keyring, op trigger.Op, name string, d time.Duration) (trigger.Answer, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	send := func(ctx context.Context, p []byte) ([]byte, error) {
-		ra, err := udp.Request(ctx, tr, "trig", key, p, udp.Resend{})
+	send := func(ctx context.Context, p []byte, repeat bool) ([]byte, bool, error) {
+		resend := udp.Resend{}
+		if repeat {
+			resend = udp.DefaultResend
+		}
+		ra, err := udp.Request(ctx, tr, "trig", key, p, resend)
 		if err == nil {
 			if l := c.leader(); assert.NotNil(t, l) {
 				assert.Equal(t, l.id, ra.Leader, "the leader answers")
 			}
 		}
-		return ra.Payload, err
+		return ra.Payload, ra.Send == 1, err
 	}
 	if op == trigger.OpStatus {
 		return trigger.Status(ctx, send, name)
@@ -259,16 +270,22 @@ func TestTriggerReplayRunsNothing(t *testing.T) {
 	a, err := c.client(t, nil, trigger.OpRun, "hello")
 	require.NoError(t, err)
 	require.Equal(t, trigger.Started, a.Code)
-	var captured [][]byte // the ticket request and the run request
+	// The ticket request and the run request, and any resends of them
+	// (memnet delivers during the send, so all are queued by now).
+	var captured [][]byte
+	ops := map[trigger.Op]bool{}
 	require.Eventually(t, func() bool {
 		for {
 			select {
 			case p := <-sniffer.Packets():
 				if m, err := wire.Decode(p.Data, nil); err == nil && m.Type == protocol.Trigger {
 					captured = append(captured, p.Data)
+					if r, err := trigger.DecodeRequest(m.Payload); err == nil {
+						ops[r.Op] = true
+					}
 				}
 			default:
-				return len(captured) == 2
+				return ops[trigger.OpTicket] && ops[trigger.OpRun]
 			}
 		}
 	}, eventWait, 5*time.Millisecond)

@@ -44,6 +44,21 @@ type Request struct {
 	Name string
 }
 
+// Repeatable reports whether r may be sent again, as a fresh request, while
+// no answer came: whether the leader acting on two copies of it does what
+// it does for one. OpTicket issues a ticket and runs nothing (the client
+// uses the first it hears; the others expire unused); OpStatus only reads;
+// OpRun is decided once per ticket (tickets.go), so a copy gets the first
+// one's answer and starts nothing. An op added later is sent once until it
+// says here why a copy is safe.
+func (r Request) Repeatable() bool {
+	switch r.Op {
+	case OpTicket, OpStatus, OpRun:
+		return true
+	}
+	return false
+}
+
 // Encode returns the request's payload (at most 11+maxName bytes).
 func (r Request) Encode() ([]byte, error) {
 	if len(r.Name) == 0 || len(r.Name) > maxName {

@@ -144,9 +144,9 @@ func TestReplayToARestartedLeaderRunsNothing(t *testing.T) {
 	first := &fakeRunner{}
 	h := &Handler{Runner: first}
 	var captured [][]byte
-	send := func(_ context.Context, p []byte) ([]byte, error) {
+	send := func(_ context.Context, p []byte, _ bool) ([]byte, bool, error) {
 		captured = append(captured, p)
-		return h.Handle(Sender{}, p), nil
+		return h.Handle(Sender{}, p), true, nil
 	}
 	a, err := RunJob(context.Background(), send, "job")
 	require.NoError(t, err)
@@ -167,18 +167,19 @@ func TestReplayToARestartedLeaderRunsNothing(t *testing.T) {
 }
 
 // RunJob asks for a new ticket once when the leader does not know the
-// first (leadership changed between the two requests): nothing ran, so
-// asking again cannot run the job twice.
+// first in its answer to the run request's first send (leadership changed
+// between the two requests): nothing ran, so asking again cannot run the
+// job twice.
 func TestRunJobAsksAgainForAnUnknownTicket(t *testing.T) {
 	f := &fakeRunner{}
 	old, cur := &Handler{Runner: &fakeRunner{}}, &Handler{Runner: f}
 	calls := 0
-	send := func(_ context.Context, p []byte) ([]byte, error) {
+	send := func(_ context.Context, p []byte, _ bool) ([]byte, bool, error) {
 		calls++
 		if calls == 1 {
-			return old.Handle(Sender{}, p), nil // the ticket of the leader deposed next
+			return old.Handle(Sender{}, p), true, nil // the ticket of the leader deposed next
 		}
-		return cur.Handle(Sender{}, p), nil
+		return cur.Handle(Sender{}, p), true, nil
 	}
 	a, err := RunJob(context.Background(), send, "job")
 	require.NoError(t, err)
@@ -188,12 +189,12 @@ func TestRunJobAsksAgainForAnUnknownTicket(t *testing.T) {
 
 	// Two leaders that never know the ticket: RunJob gives up, nothing ran.
 	calls = 0
-	stale := func(_ context.Context, p []byte) ([]byte, error) {
+	stale := func(_ context.Context, p []byte, _ bool) ([]byte, bool, error) {
 		calls++
 		if r, _ := DecodeRequest(p); r.Op == OpTicket {
-			return (&Handler{}).Handle(Sender{}, p), nil
+			return (&Handler{}).Handle(Sender{}, p), true, nil
 		}
-		return cur.Handle(Sender{}, p), nil
+		return cur.Handle(Sender{}, p), true, nil
 	}
 	a, err = RunJob(context.Background(), stale, "job")
 	require.NoError(t, err)
@@ -202,8 +203,8 @@ func TestRunJobAsksAgainForAnUnknownTicket(t *testing.T) {
 	assert.Len(t, f.started, 1)
 
 	// No answer to the ticket request: nothing ran, and the error says so.
-	_, err = RunJob(context.Background(), func(context.Context, []byte) ([]byte, error) {
-		return nil, context.DeadlineExceeded
+	_, err = RunJob(context.Background(), func(context.Context, []byte, bool) ([]byte, bool, error) {
+		return nil, false, context.DeadlineExceeded
 	}, "job")
 	assert.ErrorIs(t, err, ErrNothingRan)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)

@@ -54,8 +54,9 @@ llt_poll() {
 # llt_link_ready NS DEV succeeds once DEV in NS carries frames: its carrier
 # is up and the kernel has given it a real queue. Until the kernel's link
 # watcher runs (up to a second after `link set up`) a new device keeps the
-# "noop" queue, which drops every frame sent: a one-packet client such as
-# `lanleader trigger` then hears nothing.
+# "noop" queue, which drops every frame sent: a client's first packets
+# (`lanleader who` sends one; `lanleader trigger` resends for 2 s) are
+# lost, and a scenario's timing with them.
 llt_link_ready() {
 	local l
 	l=$(ip -n "$1" link show "$2" 2>/dev/null) || return 1
