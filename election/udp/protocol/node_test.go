@@ -29,6 +29,8 @@ type net struct {
 	nodes map[string]*Node
 	down  map[string]bool
 	now   time.Time
+	// lose, if set, drops the messages it returns true for (all copies).
+	lose func(from string, e Envelope) bool
 }
 
 func newNet(t *testing.T, prios map[string]uint8) *net {
@@ -51,7 +53,7 @@ func (nw *net) pump() {
 		for id, n := range nw.nodes {
 			for _, e := range n.Ready() {
 				moved = true
-				if nw.down[id] {
+				if nw.down[id] || (nw.lose != nil && nw.lose(id, e)) {
 					continue
 				}
 				for to, r := range nw.nodes {

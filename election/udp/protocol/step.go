@@ -209,8 +209,13 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 		// Else, if its term is older than a leader we know (it slept or
 		// was cut off while others led), correct it as any stale
 		// claimant: alone or not, it must not lead with an old term.
-		if !n.reject(now, m) && n.role == election.Follower && m.Term <= n.newestLeaderTerm() {
+		// Else, if we are a witness, tell it that it is heard.
+		switch {
+		case n.reject(now, m):
+		case n.role == election.Follower && m.Term <= n.newestLeaderTerm():
 			n.correct(now, m.From)
+		default:
+			n.witnessHears(now, m)
 		}
 		return
 	}
@@ -252,7 +257,7 @@ func (n *Node) stepClaim(now time.Time, m *Message) {
 			// (lost its lease in quorum mode) and asks again.
 			n.yieldTo(now, m)
 		case backingOff:
-			if m.Priority < n.cfg.Priority {
+			if m.Priority < n.cfg.Priority && !n.cfg.Witness {
 				return // our own claim, due soon, will beat it
 			}
 			n.yieldTo(now, m)
@@ -322,6 +327,40 @@ func (n *Node) stepQuery(now time.Time, m *Message) {
 		return
 	}
 	n.emit(m.From, Message{Type: Answer, Term: n.leader.Term, Leader: n.cfg.NodeID, Nonce: m.Nonce, Payload: n.payload})
+}
+
+// witnessHears tells m's sender, a claimant that says it is isolated, that
+// a witness hears it. In quorum mode followers are silent to one another
+// (their ACKs go to the leader), so once the leader is gone a follower
+// hears nobody, and an adaptive detector at its cap (MaxMisses, 10
+// intervals at 20 % loss) suspects just as isolation (10 intervals) sets
+// in: its claims say it is isolated, and nobody votes for an isolated
+// claimant (it may be deaf, and a vote would bind us to it for a whole
+// promise). Among full nodes another claimant's claim ends the isolation;
+// a witness never claims, so with two servers and a witness only the
+// witness's queries, one per Suspect, did, and under loss the failover
+// waited seconds for one to arrive (benchmarks.md). So a witness that
+// ignores an isolated claim of a term newer than any leader it knows sends
+// the claimant a unicast QUERY: a deaf claimant never receives it and
+// stays ignored; a lonely one does, before its claim's resend half a
+// window later, which wins the vote if the witness may grant it by then
+// (its own detector's deadline, a moment after the claimant's, has
+// passed). Only a witness: a full node answering too let a lonely
+// claimant compete with the one whose claim had ended its isolation, and
+// split votes cost five nodes 150 ms at p90 under 20 % loss. The QUERY
+// grants nothing. It says the newest leader term the witness knows, older
+// than the claim, so the candidate does not give up its claim
+// (stepQuery); knowing none, it says nothing. At most one per W/4, shared
+// with corrections.
+func (n *Node) witnessHears(now time.Time, m *Message) {
+	if !n.cfg.Witness || n.role != election.Follower || n.newestLeaderTerm() == 0 {
+		return
+	}
+	if !n.lastCorrect.IsZero() && now.Sub(n.lastCorrect) < n.cfg.ClaimWindow/4 {
+		return
+	}
+	n.lastCorrect = now
+	n.emit(m.From, Message{Type: Query, Term: n.newestLeaderTerm()})
 }
 
 // correct tells a stale claimant the newest leader term we know, with a

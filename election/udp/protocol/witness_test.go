@@ -11,13 +11,17 @@ import (
 )
 
 // witnessNet is two nodes, a and b, and a witness w of highest priority,
-// in a 3-voter quorum cluster, elected.
-func witnessNet(t *testing.T) *net {
+// in a 3-voter quorum cluster, elected; tune, if given, adjusts every
+// node's config.
+func witnessNet(t *testing.T, tune ...func(*Config)) *net {
 	t.Helper()
 	nw := &net{nodes: map[string]*Node{}, down: map[string]bool{}, now: t0}
 	for i, id := range []string{"a", "b", "w"} {
 		c := testConfig(id, 100, uint64(i+1))
 		c.ClusterSize = 3
+		for _, f := range tune {
+			f(&c)
+		}
 		if id == "w" {
 			c.Witness, c.Priority = true, 255 // it would win every claim
 		}
@@ -110,4 +114,62 @@ func TestWitnessAnswersWhoWithItsLeader(t *testing.T) {
 	f.Step(nw.now, q)
 	assert.Empty(t, f.Ready())
 	assert.Equal(t, DropNotLeader, f.LastDrop())
+}
+
+// TestWitnessAnswersALonelyClaimant: in quorum mode followers are silent
+// to one another, so when the leader of two servers and a witness dies,
+// the survivor hears nobody; once its detector waits as long as isolation
+// takes (10 intervals: the adaptive threshold's cap, reached at 20 %
+// loss) its claims say it is isolated, and nobody votes for an isolated
+// claimant. Here the witness's own queries are lost: the witness must
+// tell the claimant it is heard, with a term that does not end the claim,
+// so that the claim's resend wins its vote — the first claim, not one
+// after backoffs.
+func TestWitnessAnswersALonelyClaimant(t *testing.T) {
+	nw := witnessNet(t, func(c *Config) { c.Misses, c.MaxMisses, c.PauseThreshold = 10, 10, 0 })
+	first := nw.leaders()[0]
+	other := map[string]string{"a": "b", "b": "a"}[first]
+	oldTerm := nw.nodes[first].Status().Leader.Term
+	nw.lose = func(from string, e Envelope) bool { return from == "w" && e.Msg.Type == Query && e.To == "" }
+	w := nw.nodes["w"]
+	claims := nw.nodes[other].Stats().Elections
+	nw.down[first] = true
+	for range 1000 {
+		nw.run(10 * time.Millisecond)
+		if len(nw.leaders()) > 0 {
+			break
+		}
+	}
+	s := nw.nodes[other].Stats()
+	require.Equal(t, []string{other}, nw.leaders(), "the survivor leads on the witness's vote (%d claims, %d votes)", s.ClaimsSent, w.Stats().VotesGranted)
+	assert.Equal(t, claims+1, s.Elections, "its first claim won")
+	assert.Positive(t, w.Stats().VotesGranted)
+	assert.Greater(t, nw.nodes[other].Status().Leader.Term, oldTerm)
+}
+
+// TestOnlyAWitnessAnswersAnIsolatedClaimant: an isolated claim of a new
+// term gets a QUERY with the leader term from a witness, and nothing from
+// a full node, whose own claim is what ends a claimant's isolation.
+func TestOnlyAWitnessAnswersAnIsolatedClaimant(t *testing.T) {
+	nw := witnessNet(t)
+	first := nw.leaders()[0]
+	other := map[string]string{"a": "b", "b": "a"}[first]
+	leaderTerm := nw.nodes["w"].Status().Leader.Term
+	cl := claim("c", 100, TermRound(leaderTerm)+1, 1)
+	cl.Flags = FlagIsolated
+	for id, want := range map[string]int{"w": 1, other: 0} {
+		n := nw.nodes[id]
+		n.Step(nw.now, cl)
+		var out []Envelope
+		for _, e := range n.Ready() {
+			if e.To == "c" {
+				out = append(out, e)
+			}
+		}
+		require.Len(t, out, want, "%s answers", id)
+		if want == 1 {
+			assert.Equal(t, Query, out[0].Msg.Type)
+			assert.Equal(t, leaderTerm, out[0].Msg.Term, "the leader term, not the claim's")
+		}
+	}
 }
