@@ -68,10 +68,13 @@ func (n *Node) wait(now time.Time, d time.Duration) {
 // witness is otherwise silent but for the votes and acks it sends to one
 // node, and a node that starts while the only other voter up is a witness
 // would hear nobody, count itself isolated, and its claims would get no
-// vote.
+// vote. The QUERY says the newest leader term the witness knows, not the
+// newest term it has seen: a claim it heard raised that, and a candidate
+// takes a QUERY of its claim's term as word that a leader used the term
+// (stepQuery) and gives the claim up.
 func (n *Node) witnessAsks(now time.Time) {
 	n.wait(now, n.t.Suspect)
-	n.emit("", Message{Type: Query})
+	n.emit("", Message{Type: Query, Term: n.newestLeaderTerm()})
 }
 
 // yieldTo gives way to m's claim: wait for the claimant's heartbeat and,

@@ -147,6 +147,47 @@ func TestWitnessAnswersALonelyClaimant(t *testing.T) {
 	assert.Greater(t, nw.nodes[other].Status().Leader.Term, oldTerm)
 }
 
+// TestWitnessAsksWithALeaderTerm: the QUERY a witness broadcasts while it
+// follows nobody says the newest leader term it knows, not a claim's term
+// it has seen — a candidate gives up a claim on a QUERY of its own term —
+// so a witness asking "who leads?" during a claim's window does not end
+// the claim it is about to vote for.
+func TestWitnessAsksWithALeaderTerm(t *testing.T) {
+	nw := witnessNet(t)
+	first := nw.leaders()[0]
+	other := map[string]string{"a": "b", "b": "a"}[first]
+	w := nw.nodes["w"]
+	leaderTerm := w.Status().Leader.Term
+	nw.down[first], nw.down[other] = true, true
+	cl := claim(other, 100, TermRound(leaderTerm)+1, 1<<40)
+	cl.Incarnation = nw.nodes[other].cfg.Incarnation
+	w.Step(nw.now, cl) // ignored while it follows its leader, but seen
+	require.Equal(t, cl.Term, w.Status().Term)
+	var asked []Message
+	nw.lose = func(from string, e Envelope) bool {
+		if from == "w" && e.Msg.Type == Query && e.To == "" {
+			asked = append(asked, e.Msg)
+		}
+		return false
+	}
+	for range 100 {
+		if nw.run(100 * time.Millisecond); len(asked) > 0 {
+			break
+		}
+	}
+	require.NotEmpty(t, asked, "a witness that follows nobody asks who leads")
+	assert.Equal(t, leaderTerm, asked[0].Term)
+
+	cand := nw.nodes[other]
+	for cand.Status().Role != election.Candidate {
+		cand.Tick(cand.NextTick())
+	}
+	q := asked[0]
+	q.Term = cand.claimTerm // what it said before: the newest term seen
+	cand.Step(cand.now, q)
+	assert.NotEqual(t, election.Candidate, cand.Status().Role, "a QUERY of the claim's term ends the claim")
+}
+
 // TestOnlyAWitnessAnswersAnIsolatedClaimant: an isolated claim of a new
 // term gets a QUERY with the leader term from a witness, and nothing from
 // a full node, whose own claim is what ends a claimant's isolation.
