@@ -153,14 +153,7 @@ func TestWitnessAnswersALonelyClaimant(t *testing.T) {
 // so a witness asking "who leads?" during a claim's window does not end
 // the claim it is about to vote for.
 func TestWitnessAsksWithALeaderTerm(t *testing.T) {
-	nw := witnessNet(t)
-	first := nw.leaders()[0]
-	other := map[string]string{"a": "b", "b": "a"}[first]
-	w := nw.nodes["w"]
-	leaderTerm := w.Status().Leader.Term
-	nw.down[first], nw.down[other] = true, true
-	cl := claim(other, 100, TermRound(leaderTerm)+1, 1<<40)
-	cl.Incarnation = nw.nodes[other].cfg.Incarnation
+	nw, w, other, leaderTerm, cl := witnessAlone(t)
 	w.Step(nw.now, cl) // ignored while it follows its leader, but seen
 	require.Equal(t, cl.Term, w.Status().Term)
 	var asked []Message
@@ -213,4 +206,37 @@ func TestOnlyAWitnessAnswersAnIsolatedClaimant(t *testing.T) {
 			assert.Equal(t, leaderTerm, out[0].Msg.Term, "the leader term, not the claim's")
 		}
 	}
+}
+
+// TestBackingOffWitnessYieldsToAClaim: a witness that suspected its leader
+// backs off as any follower does, but it never claims, so a claim of lower
+// priority than its own (every server's, a witness being of priority 255
+// here) is not one its own claim will beat: it yields to it and votes,
+// rather than ignore it until its backoff ends.
+func TestBackingOffWitnessYieldsToAClaim(t *testing.T) {
+	nw, w, _, _, cl := witnessAlone(t)
+	for i := 0; i < 10000 && w.fstate != backingOff; i++ {
+		nw.run(time.Millisecond)
+	}
+	require.Equal(t, backingOff, w.fstate, "precondition: the witness suspected its leader")
+	require.True(t, nw.now.Before(w.waitUntil), "precondition: backing off")
+	w.Step(nw.now, cl)
+	w.Ready()
+	assert.NotEqual(t, backingOff, w.fstate, "the witness yields to the claim")
+}
+
+// witnessAlone returns witnessNet with both servers down, the witness w,
+// the server that did not lead (other), the term w knows it led under, and
+// a claim from other of the next round.
+func witnessAlone(t *testing.T) (nw *net, w *Node, other string, leaderTerm uint64, cl Message) {
+	t.Helper()
+	nw = witnessNet(t)
+	first := nw.leaders()[0]
+	other = map[string]string{"a": "b", "b": "a"}[first]
+	w = nw.nodes["w"]
+	leaderTerm = w.Status().Leader.Term
+	nw.down[first], nw.down[other] = true, true
+	cl = claim(other, 100, TermRound(leaderTerm)+1, 1<<40)
+	cl.Incarnation = nw.nodes[other].cfg.Incarnation
+	return nw, w, other, leaderTerm, cl
 }
