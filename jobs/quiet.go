@@ -79,14 +79,16 @@ func stopFromWire(v uint64) StopBound {
 // leadership that started at since in a mode that promises s. mine is set
 // when this node's previous process started it: it died with that
 // process, and is gone a kill's settling time after this leadership
-// started, in every mode. Otherwise its leader stopped acting by since
+// started, in every mode (counted a fifth longer: the kernel settles it in
+// real time, and this host's clock may run that much fast, the drift the
+// protocol allows). Otherwise its leader stopped acting by since
 // plus the mode's overhang, and the work was gone within stop after that
 // (by that leader's clock: Succession.QuietAt counts it longer). ok is
 // false when nothing bounds it: the mode bounds no deposed leader, or the
 // work has no stop bound.
 func quietAt(s election.Succession, since time.Time, mine bool, stop StopBound) (quiet time.Time, ok bool) {
 	if mine {
-		return since.Add(proc.KillSettle), true
+		return since.Add(election.OtherClock(proc.KillSettle)), true
 	}
 	d, bounded := stop.Bound()
 	if !bounded {
