@@ -115,11 +115,7 @@ type ClientRequest struct {
 
 // ClientRequests returns the Triggers accepted since the last call, and
 // forgets them.
-func (n *Node) ClientRequests() []ClientRequest {
-	r := n.requests
-	n.requests = nil
-	return r
-}
+func (n *Node) ClientRequests() []ClientRequest { return take(&n.requests) }
 
 // Reply queues the TriggerAnswer to r carrying payload, if this node still
 // leads. The answer must not be larger than the request (a forged source

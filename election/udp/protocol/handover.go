@@ -53,11 +53,7 @@ type PeerPayload struct {
 // Payloads returns and forgets the payloads received since the last call, in
 // order. Every accepted message that carries application state is
 // included (not Ack, whose payload is a sequence number).
-func (n *Node) Payloads() []PeerPayload {
-	h := n.payloads
-	n.payloads = nil
-	return h
-}
+func (n *Node) Payloads() []PeerPayload { return take(&n.payloads) }
 
 // queuePayload queues m's payload for Payloads.
 func (n *Node) queuePayload(m *Message) {

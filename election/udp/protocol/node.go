@@ -188,9 +188,13 @@ func NewNode(cfg Config, now time.Time) (*Node, error) {
 }
 
 // Ready returns and forgets the messages queued since the last call.
-func (n *Node) Ready() []Envelope {
-	out := n.out
-	n.out = nil
+func (n *Node) Ready() []Envelope { return take(&n.out) }
+
+// take returns what q holds and empties it: the one way a Node hands what
+// it queued (Ready, Payloads, ClientRequests) to its caller.
+func take[T any](q *[]T) []T {
+	out := *q
+	*q = nil
 	return out
 }
 
