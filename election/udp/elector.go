@@ -224,18 +224,14 @@ func (e *Elector) Status() election.Status {
 	if n := e.loadNotifier(); n != nil {
 		return n.Status()
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.node.Status()
+	return onNode(e, (*protocol.Node).Status)
 }
 
 // CanActAsLeader reports whether this node leads and has fresh evidence that
 // it still does: not paused, heard no better leader. The job runner asks it
 // right before starting each run.
 func (e *Elector) CanActAsLeader() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.node.CanActAsLeader(e.clock.Now())
+	return onNode(e, func(n *protocol.Node) bool { return n.CanActAsLeader(e.clock.Now()) })
 }
 
 // Publish asks the leader to send its payload (Config.Payload) at once
@@ -285,9 +281,7 @@ func (e *Elector) HoldLapse() time.Duration { return e.cfg.Protocol.Timings().Ho
 // before deciding what its predecessors missed (protocol.Config.GatherWindow):
 // the job runner's ClusterTiming.Gather (udpjobs).
 func (e *Elector) GatherWindow() time.Duration {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.node.GatherWindow()
+	return onNode(e, (*protocol.Node).GatherWindow)
 }
 
 // LeaderPayload returns the newest payload heard from a leader (this node's
@@ -299,17 +293,17 @@ func (e *Elector) LeaderPayload() (leader string, term uint64, payload []byte) {
 }
 
 // Quorum returns quorum mode's state (zero when quorum mode is off).
-func (e *Elector) Quorum() protocol.QuorumStatus {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.node.Quorum()
-}
+func (e *Elector) Quorum() protocol.QuorumStatus { return onNode(e, (*protocol.Node).Quorum) }
 
 // Stats returns the protocol's counters.
-func (e *Elector) Stats() protocol.Stats {
+func (e *Elector) Stats() protocol.Stats { return onNode(e, (*protocol.Node).Stats) }
+
+// onNode returns f of the protocol node, under e's lock: the one way the
+// accessors read the node, which the run loop drives under the same lock.
+func onNode[T any](e *Elector, f func(*protocol.Node) T) T {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.node.Stats()
+	return f(e.node)
 }
 
 func (e *Elector) loadNotifier() *election.Notifier {
@@ -321,9 +315,7 @@ func (e *Elector) loadNotifier() *election.Notifier {
 // Hearing returns this node's view of who hears whom: isolation, deafness,
 // a rival leader, peers that do not hear, a duplicate of this node's id.
 func (e *Elector) Hearing() protocol.Hearing {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.node.Hearing(e.clock.Now())
+	return onNode(e, func(n *protocol.Node) protocol.Hearing { return n.Hearing(e.clock.Now()) })
 }
 
 // SignedUnchecked counts signed packets this node, which has no key,

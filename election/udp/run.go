@@ -329,11 +329,7 @@ func (e *Elector) flushOut(now time.Time, final bool) time.Time {
 	return now
 }
 
-func (e *Elector) currentStatus() election.Status {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.node.Status()
-}
+func (e *Elector) currentStatus() election.Status { return onNode(e, (*protocol.Node).Status) }
 
 // nextTick is when the run loop must wake: the node's next deadline (a
 // leader probe's included), or the quorum log's.
