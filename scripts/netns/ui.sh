@@ -90,3 +90,46 @@ sc_trigger() {
 }
 
 register_scenario trigger default
+
+# sc_trigger_loss: the link to the client loses every second TRIGGER_ANSWER
+# (UDP payload byte 5, the message type, is 10), so the answer to the ticket
+# request's first send and the answer to the run request's first send are
+# lost after the leader acted on them. The client resends each; the leader
+# answers the resent run request with the run it started. The job runs once.
+sc_trigger_loss() {
+	say "trigger_loss: every second answer to the client is lost; trigger resends, and the job runs once"
+	jobs_cluster trigger_loss "$(ui_trigger_jobs 1)" || { jobs_restore trigger_loss; return; }
+	local L=$AGREED i total=0 rc lost run out
+	if ! ui_client_up; then
+		fail "trigger_loss: could not add the client namespace"
+		jobs_restore trigger_loss
+		return
+	fi
+	rm -f "$WORK"/trigger-n*.log
+	if ! llt_nft add rule bridge llt loss oifname "pcli" udp sport "$UDP_PORT" @th,104,8 10 numgen inc mod 2 0 counter drop; then
+		fail "trigger_loss: could not add the nftables rule"
+		jobs_restore trigger_loss
+		return
+	fi
+	ui_trigger --wait --wait-timeout 10s now
+	rc=$?
+	lost=$(llt_counter loss)
+	llt_heal
+	out=$(tr '\n' ' ' <"$WORK/trigger.out")
+	run=$(sed -n 's/.*run id \([0-9a-f]*\).*/\1/p' "$WORK/trigger.out" | head -n1)
+	if [ "$rc" = 3 ] && [ -n "$run" ] && [ "${lost:-0}" -ge 2 ]; then
+		pass "trigger_loss: $lost answers lost; the client still got run $run from n$L and its status 3"
+	else
+		fail "trigger_loss: want run and exit 3 with 2 or more answers lost, got exit $rc, $lost lost: $out"
+	fi
+	for ((i = 1; i <= NODES; i++)); do total=$((total + $(ui_lines "$WORK/trigger-n$i.log"))); done
+	if [ "$total" = 1 ] && grep -q "^n$L manual $run\$" "$WORK/trigger-n$L.log" &&
+		grep -q "a repeated run request got its ticket's decision" "$WORK/n$L.log"; then
+		pass "trigger_loss: the run answer was lost and the request resent, and the job ran once, on n$L"
+	else
+		fail "trigger_loss: want one manual run on n$L and a repeat answered by its decision, got $total: $(cat "$WORK"/trigger-n*.log 2>/dev/null | tr '\n' ';')"
+	fi
+	jobs_restore trigger_loss
+}
+
+register_scenario trigger_loss default
