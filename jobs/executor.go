@@ -128,7 +128,7 @@ func (p procExecutor) execute(ctx context.Context, a *attemptCall) attemptResult
 		What: res.String(), Duration: res.Duration}
 	if errors.Is(res.Err, proc.ErrUnlicensed) {
 		// The shim's own last check: nothing of the attempt ran.
-		out.Refused = "its licence ran out before the exec (this node could not act as leader meanwhile)"
+		out.Refused = unlicensedWhy
 	}
 	return out
 }

@@ -62,3 +62,7 @@ func (r *Runner) renewLicence(ctx context.Context, lic *proc.Licence) {
 		}
 	}
 }
+
+// unlicensedWhy says why a process whose licence ran out before its exec
+// (proc.ErrUnlicensed: the shim's own last check) did nothing.
+const unlicensedWhy = "its licence ran out before the exec (this node could not act as leader meanwhile)"

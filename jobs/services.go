@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -380,13 +381,20 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 	<-renewed
 	ran := time.Since(begin)
 	stopping := ctx.Err() != nil
+	// Unlicensed: nothing of the copy ran, so it is no exit (no restart,
+	// no on_service_exit, the last exit kept); it starts again once this
+	// node may act.
+	unlicensed := errors.Is(res.Err, proc.ErrUnlicensed)
 	r.mu.Lock()
-	sv.pid, sv.lastExit = 0, res.String()
+	sv.pid = 0
+	if !unlicensed {
+		sv.lastExit = res.String()
+	}
 	expired := res.Expired && !stopping
 	if expired {
 		sv.lastExit += " (stopped by its shim: its licence ran out)"
 	}
-	if !stopping && !expired {
+	if !stopping && !expired && !unlicensed {
 		sv.restarts++
 	}
 	exit := ServiceExit{Service: spec.Name, Term: term, Result: sv.lastExit, ExitCode: res.ExitCode, Ran: ran,
@@ -406,6 +414,9 @@ func (r *Runner) runCopy(ctx context.Context, sv *service, spec ServiceSpec, ter
 	case stopping:
 		log.Info("services: stopped", attrs...)
 		return ran, true
+	case unlicensed:
+		log.Warn("services: not started: " + unlicensedWhy)
+		return 0, false
 	case expired:
 		// Not the copy's doing: this node went too long without being
 		// able to say it may act (stalled, paused). It starts again only

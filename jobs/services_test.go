@@ -393,3 +393,37 @@ func TestServiceEntriesOrder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, e, l.Entries[0], "the bound and the copy survive the wire")
 }
+
+// TestServiceUnlicensedStartIsNoExit: a copy whose licence ran out before
+// its exec (this node stalled between its check and the start) never ran:
+// it is no exit of the service (no restart counted, no OnServiceExit, its
+// last exit kept) and a copy starts again once this node may act.
+func TestServiceUnlicensedStartIsNoExit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var c copies
+		var exits atomic.Int32
+		serve := c.serve(0, 0)
+		var calls atomic.Int32
+		r := serviceRunner(t, testConfig{OnServiceExit: func(ServiceExit) { exits.Add(1) }},
+			func(ctx context.Context, s proc.Spec) proc.Result {
+				if calls.Add(1) == 1 {
+					return proc.Result{ExitCode: -1, Err: proc.ErrUnlicensed}
+				}
+				return serve(ctx, s)
+			})
+		el := newFakeElector(ctx, "n1", r.Callbacks())
+		el.lead(3)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Len(t, c.all(), 1, "started again")
+		st := r.Services()[0]
+		assert.Equal(t, ServiceRunning, st.State)
+		assert.Zero(t, st.Restarts, "nothing ran: no restart")
+		assert.Empty(t, st.LastExit, "nothing ran: no exit")
+		assert.Zero(t, exits.Load(), "nothing ran: no on_service_exit")
+		cancel()
+		require.NoError(t, r.Wait(context.Background()))
+	})
+}
